@@ -1,0 +1,3 @@
+"""inferprep: graded practice for LLM inference-engineering interviews."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,251 @@
+"""The exercise catalog: reads ``exercises/<slug>/`` into typed records.
+
+This is the one place that knows the file contract of an exercise:
+
+- ``exercises/<slug>/exercise.toml``: metadata (``ExerciseMeta``)
+- ``exercises/<slug>/statement.md``, ``stub.py``, ``examples.py``, ``editorial.md``
+- ``reference/<module>.py``, ``graders/<module>.py``, ``tests/wrong/<module>/*.py``
+
+where ``module`` is the slug with ``-`` replaced by ``_``.
+
+Errors: ``UnknownExercise`` (no such slug), ``MalformedExercise`` (a folder that breaks the
+contract; the message names the file and the fix).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from . import paths
+
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SOURCE_RE = re.compile(r"^(JS|DM)-\d{2}$")
+
+
+class CatalogError(Exception):
+    """Base class of catalog errors."""
+
+
+class UnknownExercise(CatalogError, KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; we want plain text
+        return str(self.args[0])
+
+
+class MalformedExercise(CatalogError, ValueError):
+    pass
+
+
+class Track(str, Enum):
+    SERVING = "serving"
+    DECODING = "decoding"
+    DISTRIBUTED = "distributed"
+    ROOFLINE = "roofline"
+    KERNELS = "kernels"
+
+    @property
+    def title(self) -> str:
+        return TRACK_TITLES[self]
+
+
+TRACK_TITLES = {
+    Track.SERVING: "Serving systems and scheduling",
+    Track.DECODING: "Decoding and speculative decoding",
+    Track.DISTRIBUTED: "Distributed inference",
+    Track.ROOFLINE: "Roofline and performance arithmetic",
+    Track.KERNELS: "Kernels and numerics",
+}
+
+
+class Difficulty(str, Enum):
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+
+
+class Kind(str, Enum):
+    IMPLEMENT = "implement"
+    CALCULATE = "calculate"
+    SIMULATE = "simulate"
+    ANALYZE = "analyze"
+    DEBUG = "debug"
+
+
+class Collection(str, Enum):
+    JANE_STREET = "Jane Street"
+    GOOGLE_DEEPMIND = "Google DeepMind"
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    time_s: float = Field(20.0, gt=0, le=600, description="CPU seconds for the whole hidden run")
+    memory_mib: int = Field(2048, ge=256, le=65536, description="address space above the harness's own, MiB")
+
+
+class ExerciseMeta(BaseModel):
+    """``exercise.toml``. Unknown keys are an error so that typos do not pass silently."""
+
+    model_config = ConfigDict(extra="forbid")
+    slug: str
+    title: str = Field(min_length=3)
+    track: Track
+    difficulty: Difficulty
+    kind: Kind
+    sources: list[str] = Field(min_length=1)
+    collections: list[Collection] = Field(min_length=1)
+    entrypoints: list[str] = Field(min_length=1)
+    devices: list[str] = Field(default_factory=lambda: ["cpu", "cuda"])
+    tags: list[str] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list)
+    summary: str = ""
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("slug")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not SLUG_RE.match(v):
+            raise ValueError(f"slug {v!r} must be lowercase words joined by '-'")
+        return v
+
+    @field_validator("sources")
+    @classmethod
+    def _sources(cls, v: list[str]) -> list[str]:
+        for s in v:
+            if not SOURCE_RE.match(s):
+                raise ValueError(f"source {s!r} is not a question ID like JS-06 or DM-42")
+        return v
+
+    @field_validator("entrypoints")
+    @classmethod
+    def _entrypoints(cls, v: list[str]) -> list[str]:
+        for e in v:
+            if not e.isidentifier():
+                raise ValueError(f"entrypoint {e!r} is not a Python identifier")
+        return v
+
+    @field_validator("devices")
+    @classmethod
+    def _devices(cls, v: list[str]) -> list[str]:
+        if not v or any(d not in ("cpu", "cuda") for d in v):
+            raise ValueError("devices must be a non-empty subset of ['cpu', 'cuda']")
+        return v
+
+
+def module_name(slug: str) -> str:
+    return slug.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: its metadata and the paths of its files."""
+
+    meta: ExerciseMeta
+    folder: Path
+
+    @property
+    def slug(self) -> str:
+        return self.meta.slug
+
+    @property
+    def module(self) -> str:
+        return module_name(self.slug)
+
+    @property
+    def statement_path(self) -> Path:
+        return self.folder / "statement.md"
+
+    @property
+    def stub_path(self) -> Path:
+        return self.folder / "stub.py"
+
+    @property
+    def examples_path(self) -> Path:
+        return self.folder / "examples.py"
+
+    @property
+    def editorial_path(self) -> Path:
+        return self.folder / "editorial.md"
+
+    @property
+    def reference_path(self) -> Path:
+        return paths.reference_dir() / f"{self.module}.py"
+
+    @property
+    def grader_path(self) -> Path:
+        return paths.graders_dir() / f"{self.module}.py"
+
+    @property
+    def wrong_paths(self) -> list[Path]:
+        d = paths.wrong_dir() / self.module
+        return sorted(d.glob("*.py")) if d.is_dir() else []
+
+    @cached_property
+    def statement(self) -> str:
+        return self.statement_path.read_text(encoding="utf-8")
+
+    @cached_property
+    def stub(self) -> str:
+        return self.stub_path.read_text(encoding="utf-8")
+
+    @cached_property
+    def editorial(self) -> str:
+        return self.editorial_path.read_text(encoding="utf-8")
+
+    @property
+    def public_files(self) -> dict[str, str]:
+        """Files a user may read before solving (never the reference, grader or editorial)."""
+        return {p.name: p.read_text(encoding="utf-8")
+                for p in (self.statement_path, self.stub_path, self.examples_path)}
+
+
+REQUIRED_FILES = ("exercise.toml", "statement.md", "stub.py", "examples.py", "editorial.md")
+
+
+def load_exercise_dir(folder: Path) -> Exercise:
+    """Read and validate one exercise folder. Raises ``MalformedExercise`` naming the problem."""
+    folder = Path(folder)
+    missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
+    if missing:
+        raise MalformedExercise(f"{folder}: missing {', '.join(missing)} (see DESIGN.md, the exercise contract)")
+    toml_path = folder / "exercise.toml"
+    try:
+        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise MalformedExercise(f"{toml_path}: not valid TOML: {e}") from e
+    try:
+        meta = ExerciseMeta.model_validate(raw)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors())
+        raise MalformedExercise(f"{toml_path}: {problems}") from e
+    if meta.slug != folder.name:
+        raise MalformedExercise(f"{toml_path}: slug {meta.slug!r} differs from the folder name {folder.name!r}")
+    return Exercise(meta, folder)
+
+
+def all_exercises() -> list[Exercise]:
+    """Every exercise in the content root, sorted by track then slug. Raises on a malformed one."""
+    root = paths.exercises_dir()
+    out = [load_exercise_dir(d) for d in sorted(root.iterdir())
+           if d.is_dir() and not d.name.startswith((".", "_"))]
+    order = list(Track)
+    return sorted(out, key=lambda e: (order.index(e.meta.track), e.slug))
+
+
+def get(slug: str) -> Exercise:
+    """The exercise ``slug``. Raises ``UnknownExercise`` (with close matches) or ``MalformedExercise``."""
+    if not SLUG_RE.match(slug or ""):
+        raise UnknownExercise(f"no exercise {slug!r} (slugs are lowercase words joined by '-')")
+    folder = paths.exercises_dir() / slug
+    if not folder.is_dir():
+        import difflib
+        names = [d.name for d in paths.exercises_dir().iterdir() if d.is_dir()]
+        close = difflib.get_close_matches(slug, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `inferprep list` shows them all"
+        raise UnknownExercise(f"no exercise {slug!r}{hint}")
+    return load_exercise_dir(folder)

@@ -1,0 +1,106 @@
+"""``inferprep check-exercise``: an exercise is only shippable if its grader has teeth.
+
+Checks, in order: the metadata validates; every required file exists; the statement names every
+entrypoint; the stub defines every entrypoint; the reference passes the hidden cases and the
+public examples on CPU; the stub fails; every known-wrong variant in ``tests/wrong/<module>/``
+fails. (Otter Assign refuses an assignment whose solution fails; nbgrader requires an unanswered
+exercise to fail; we also require the wrong variants to fail.)
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import catalog
+from .catalog import Exercise
+from .runner import judge
+from .verdict import Verdict
+
+
+@dataclass
+class Finding:
+    what: str
+    ok: bool
+    detail: str = ""
+    verdict: Verdict | None = None
+
+
+@dataclass
+class Report:
+    slug: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.findings) and all(f.ok for f in self.findings)
+
+
+def _defined_functions(source: str) -> set[str]:
+    tree = ast.parse(source)
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))} | {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+
+
+def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None = None,
+                   on_finding: Callable[[Finding], None] | None = None) -> Report:
+    report = Report(slug)
+
+    def add(f: Finding) -> None:
+        report.findings.append(f)
+        if on_finding:
+            on_finding(f)
+
+    try:
+        ex = catalog.get(slug)
+    except catalog.CatalogError as e:
+        add(Finding("metadata", False, str(e)))
+        return report
+    add(Finding("metadata", True, f"{ex.meta.title} ({ex.meta.track.value}, {ex.meta.kind.value})"))
+    for label, path in (("reference", ex.reference_path), ("grader", ex.grader_path)):
+        if not path.is_file():
+            add(Finding(label, False, f"missing {path}"))
+    if not ex.wrong_paths:
+        add(Finding("wrong variants", False, f"no known-wrong solutions in tests/wrong/{ex.module}/"))
+    missing = [e for e in ex.meta.entrypoints if e not in ex.statement]
+    add(Finding("statement names every entrypoint", not missing, f"missing: {', '.join(missing)}" if missing else ""))
+    try:
+        stub_defs = _defined_functions(ex.stub)
+        missing = [e for e in ex.meta.entrypoints if e not in stub_defs]
+        add(Finding("stub defines every entrypoint", not missing, f"missing: {', '.join(missing)}" if missing else ""))
+    except SyntaxError as e:
+        add(Finding("stub parses", False, str(e)))
+    if not report.ok:
+        return report
+
+    def run(path: Path, public: bool = False) -> Verdict:
+        return judge.grade(ex, path.read_text(encoding="utf-8"), device=device, public=public,
+                           sandbox_mode=sandbox_mode)
+
+    v = run(ex.reference_path)
+    add(Finding("reference passes the hidden cases", v.ok, _summary(v), v))
+    v = run(ex.reference_path, public=True)
+    add(Finding("reference passes the public examples", v.ok, _summary(v), v))
+    v = run(ex.stub_path)
+    add(Finding("stub fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
+    for w in ex.wrong_paths:
+        v = run(w)
+        add(Finding(f"wrong variant {w.name} fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
+    return report
+
+
+def _summary(v: Verdict) -> str:
+    first_fail = next((c for c in v.cases if not c.passed), None)
+    s = f"{v.status.value} {v.passed}/{v.total} in {v.seconds:.1f}s"
+    if v.message:
+        s += f": {v.message.splitlines()[0][:160]}"
+    elif first_fail is not None:
+        s += f": {first_fail.name}: {first_fail.message.splitlines()[0][:160] if first_fail.message else ''}"
+    return s
+
+
+def check_exercise_dir_only(folder: Path) -> Exercise:
+    """Validate just the folder (for `inferprep new` and for malformed-folder tests)."""
+    return catalog.load_exercise_dir(folder)

@@ -1,0 +1,195 @@
+"""The command line: ``inferprep list | show | start | grade | check-exercise | ...`` (typer + rich)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from . import catalog
+from .verdict import CaseResult, Status, Verdict
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Practise LLM inference-engineering interview questions with hidden graders.")
+console = Console()
+err = Console(stderr=True)
+
+STATUS_STYLE = {Status.PASSED: "green", Status.WRONG_ANSWER: "red", Status.RUNTIME_ERROR: "red",
+                Status.TIME_LIMIT: "yellow", Status.MEMORY_LIMIT: "yellow", Status.OUTPUT_LIMIT: "yellow",
+                Status.INVALID_SUBMISSION: "magenta", Status.INTERNAL_ERROR: "bold magenta"}
+
+
+def die(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _exercise(slug: str) -> catalog.Exercise:
+    try:
+        return catalog.get(slug)
+    except catalog.CatalogError as e:
+        die(str(e))
+
+
+def _local_status() -> dict[str, str]:
+    try:
+        from .progress import local_status
+        return local_status()
+    except Exception:  # noqa: BLE001 - progress is a convenience; never block listing
+        return {}
+
+
+@app.command("list")
+def list_(track: Optional[str] = typer.Option(None, help="only this track (serving, decoding, distributed, roofline, kernels)"),
+          as_json: bool = typer.Option(False, "--json", help="machine-readable output")) -> None:
+    """List exercises: track, difficulty, kind and your status."""
+    try:
+        exs = catalog.all_exercises()
+    except catalog.CatalogError as e:
+        die(str(e))
+    if track:
+        try:
+            t = catalog.Track(track)
+        except ValueError:
+            die(f"unknown track {track!r}; tracks: {', '.join(x.value for x in catalog.Track)}")
+        exs = [e for e in exs if e.meta.track == t]
+    status = _local_status()
+    if as_json:
+        print(json.dumps([{"slug": e.slug, "title": e.meta.title, "track": e.meta.track.value,
+                           "difficulty": e.meta.difficulty.value, "kind": e.meta.kind.value,
+                           "sources": e.meta.sources, "status": status.get(e.slug, "untouched")} for e in exs], indent=2))
+        return
+    table = Table(title=f"{len(exs)} exercises")
+    for col in ("slug", "title", "track", "difficulty", "kind", "sources", "status"):
+        table.add_column(col)
+    for e in exs:
+        st = status.get(e.slug, "untouched")
+        style = {"solved": "green", "attempted": "yellow"}.get(st, "dim")
+        table.add_row(e.slug, e.meta.title, e.meta.track.value, e.meta.difficulty.value, e.meta.kind.value,
+                      ", ".join(e.meta.sources), f"[{style}]{st}[/]")
+    console.print(table)
+
+
+@app.command()
+def show(slug: str) -> None:
+    """Print an exercise's statement."""
+    ex = _exercise(slug)
+    console.print(Markdown(ex.statement))
+    console.print(f"\n[dim]entrypoints: {', '.join(ex.meta.entrypoints)} · start with:[/] inferprep start {slug}")
+
+
+@app.command()
+def start(slug: str, directory: Path = typer.Argument(Path("."), help="where to write the stub"),
+          force: bool = typer.Option(False, help="overwrite an existing file")) -> None:
+    """Write the stub to DIRECTORY/<module>.py and print the command that grades it."""
+    ex = _exercise(slug)
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{ex.module}.py"
+    if target.exists() and not force:
+        die(f"{target} exists; pass --force to overwrite it (your work there would be lost)")
+    target.write_text(ex.stub, encoding="utf-8")
+    console.print(f"wrote [bold]{target}[/]\nread the statement: inferprep show {slug}\n"
+                  f"grade the public examples: inferprep grade {slug} {target} --public\n"
+                  f"grade the hidden cases:    inferprep grade {slug} {target}")
+
+
+def print_verdict(v: Verdict) -> None:
+    table = Table(show_lines=False)
+    table.add_column("case")
+    table.add_column("result")
+    table.add_column("time", justify="right")
+    table.add_column("message", overflow="fold")
+    for c in v.cases:
+        style = STATUS_STYLE[c.status]
+        table.add_row(c.name, f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms",
+                      (c.message.splitlines()[0] if c.message else "")[:200])
+    if v.cases:
+        console.print(table)
+    if v.stdout.strip():
+        console.print("[dim]stdout of your code:[/]")
+        console.print(v.stdout[-2000:], markup=False, highlight=False)
+    if v.stderr.strip() and not v.ok:
+        console.print("[dim]stderr of your code:[/]")
+        console.print(v.stderr[-2000:], markup=False, highlight=False)
+    style = STATUS_STYLE[v.status]
+    console.print(f"[{style} bold]{v.status.label}[/]  {v.passed}/{v.total} cases, score {v.score:.2f}"
+                  f"{' (public examples)' if v.public else ''}  ·  {v.seconds:.2f} s on {v.device}")
+    if v.message:
+        console.print(v.message, markup=False, highlight=False)
+    if not v.sandbox.startswith("bubblewrap"):
+        console.print(f"[yellow]sandbox: {v.sandbox}[/]")
+
+
+@app.command()
+def grade(slug: str, file: Path,
+          device: str = typer.Option("auto", help="cpu, cuda or auto"),
+          public: bool = typer.Option(False, "--public", help="grade the public examples only"),
+          as_json: bool = typer.Option(False, "--json", help="print the verdict as JSON"),
+          sandbox: Optional[str] = typer.Option(None, help="auto, bwrap or none (default: auto)"),
+          no_record: bool = typer.Option(False, "--no-record", help="do not record this grading in the local database")) -> None:
+    """Grade FILE against SLUG's hidden cases (or --public examples). Exit code 0 only on a pass."""
+    from .runner import judge
+    ex = _exercise(slug)
+    if not file.is_file():
+        die(f"no such file: {file}")
+    try:
+        code = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        die(f"{file} is not UTF-8 text")
+    try:
+        dev = judge.resolve_device(device, ex)
+    except (judge.DeviceUnavailable, ValueError) as e:
+        die(str(e))
+
+    def progress(c: CaseResult) -> None:
+        if not as_json:
+            mark = "[green]✓[/]" if c.passed else f"[red]✗ {c.status.value}[/]"
+            err.print(f"  {mark} {c.name}", highlight=False)
+
+    if not as_json:
+        err.print(f"grading [bold]{file}[/] against {slug} ({'public examples' if public else 'hidden cases'}, {dev})")
+    v = judge.grade(ex, code, device=dev, public=public, sandbox_mode=sandbox, progress=progress)
+    if not no_record:
+        try:
+            from .progress import record_cli_grade
+            record_cli_grade(ex, code, v)
+        except Exception as e:  # noqa: BLE001 - recording is best effort; the verdict stands
+            err.print(f"[dim]note: could not record this grading locally ({e})[/]")
+    if as_json:
+        print(v.model_dump_json(indent=2))
+    else:
+        print_verdict(v)
+    raise typer.Exit(0 if v.ok else 1)
+
+
+@app.command("check-exercise")
+def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = typer.Option(False, "--all"),
+                   device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None)) -> None:
+    """Check an exercise: metadata, statement, reference passes, stub and wrong variants fail."""
+    from .check import check_exercise as run_check
+    if not slug and not all_:
+        die("give a SLUG or --all")
+    slugs = [e.slug for e in catalog.all_exercises()] if all_ else [slug]
+    bad = 0
+    for s in slugs:
+        console.print(f"[bold]{s}[/]")
+        rep = run_check(s, device=device, sandbox_mode=sandbox,
+                        on_finding=lambda f: console.print(f"  {'[green]ok[/]' if f.ok else '[red]FAIL[/]'} {f.what}"
+                                                           f"{'  [dim]' + f.detail + '[/]' if f.detail else ''}", highlight=False))
+        bad += not rep.ok
+    if bad:
+        die(f"{bad} of {len(slugs)} exercise(s) failed their checks", 1)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,144 @@
+"""The grader-side API that ``graders/<module>.py`` and ``exercises/<slug>/examples.py`` import.
+
+A grader (or the public examples file) defines ``grade(g: Grading) -> None`` and, inside it,
+opens one ``g.case(name)`` per test case::
+
+    from inferprep.grading import Grading, expect_tensor
+
+    def grade(g: Grading) -> None:
+        ref = g.reference()                      # the trusted reference, parent-side only
+        for seed in range(8):
+            with g.case(f"random-{seed}"):
+                x = torch.randn(4, 16, generator=g.rng(seed))
+                out = g.call("softmax", x.to(g.device))      # runs in the sandboxed child
+                expect_tensor(out, ref.softmax(x), rtol=1e-6, atol=1e-9)
+
+Inside a case, ``WrongAnswer`` (from the ``expect_*`` checks or ``fail``) fails the case as a wrong
+answer; an exception raised by the submission fails it as a runtime error (``g.raises`` checks for
+an expected one); a dead child (time, memory, output limit, crash) fails this case and every
+later one. Any other exception comes from the grader itself and becomes an internal error, never
+charged to the submission.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator
+
+import torch
+
+from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, SubmissionRaised
+from ..verdict import CaseResult, Status
+from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
+
+__all__ = ["Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "expect_close", "expect_equal",
+           "expect_tensor", "fail", "load_module"]
+
+
+class GraderError(Exception):
+    """The grader itself is broken (an internal error)."""
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import a trusted Python file by path under a private module name."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise GraderError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Grading:
+    """What a grader sees: the submission (``call``, ``raises``, ``host``) and its cases."""
+
+    def __init__(self, proc: SubmissionProcess, *, device: str, public: bool, reference_path: Path,
+                 progress=None):
+        self.proc = proc
+        self.device = torch.device(device)
+        self.public = public
+        self.results: list[CaseResult] = []
+        self._reference_path = reference_path
+        self._reference: ModuleType | None = None
+        self._progress = progress
+        self._case_start_record = 0
+        self.internal: str | None = None
+
+    # -- the submission -------------------------------------------------------------------------
+    def call(self, fn: str, *args, **kwargs) -> Any:
+        """Call the submission's ``fn`` in the child; returns its decoded result."""
+        return self.proc.call(fn, *args, **kwargs)
+
+    def raises(self, exc_name: str, fn: str, *args, **kwargs) -> SubmissionRaised:
+        """Require ``fn(*args, **kwargs)`` to raise ``exc_name`` (or a subclass of it)."""
+        try:
+            value = self.proc.call(fn, *args, **kwargs)
+        except SubmissionRaised as e:
+            if e.is_a(exc_name):
+                return e
+            fail(f"expected {exc_name}, but {fn} raised {e.type_name}: {str(e)[:200]}")
+        fail(f"expected {exc_name} from {fn}, but it returned a value of type {type(value).__name__}")
+
+    def host(self, obj: Any, methods, attrs: dict | None = None, concurrent: bool = False) -> Hosted:
+        """Host ``obj`` for the submission: pass the returned handle as an argument to ``call`` and
+        the submission receives a proxy whose ``methods`` cross the wire to ``obj``."""
+        return self.proc.host(obj, methods, attrs, concurrent)
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """Proxy calls the submission made during the current case."""
+        return self.proc.records[self._case_start_record:]
+
+    # -- trusted helpers ------------------------------------------------------------------------
+    def reference(self) -> ModuleType:
+        """The reference solution, imported in this (trusted) process only."""
+        if self._reference is None:
+            self._reference = load_module(self._reference_path, f"_inferprep_reference_{self._reference_path.stem}")
+        return self._reference
+
+    @staticmethod
+    def rng(seed: int) -> torch.Generator:
+        return torch.Generator().manual_seed(seed)
+
+    # -- cases ----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def case(self, name: str, points: float = 1.0) -> Iterator[None]:
+        t0 = time.perf_counter()
+        self._case_start_record = len(self.proc.records)
+        status, message = Status.PASSED, ""
+        if self.proc.dead is not None:
+            try:
+                yield
+            except Exception:  # noqa: BLE001 - the body cannot reach a dead submission
+                pass
+            self._record(name, Status(self.proc.dead.status),
+                         "not run: the submission process stopped in an earlier case", 0.0, points)
+            return
+        try:
+            yield
+        except WrongAnswer as e:
+            status, message = Status.WRONG_ANSWER, str(e)
+        except SubmissionRaised as e:
+            status = Status.RUNTIME_ERROR
+            message = f"{e}\n{e.traceback}".strip()
+        except RunFailed as e:
+            status, message = e.status, str(e)
+        except Exception as e:  # noqa: BLE001 - the grader is broken: internal error
+            import traceback
+            status = Status.INTERNAL_ERROR
+            message = "the grader failed (not your fault): " + f"{type(e).__name__}: {e}"
+            self.internal = "".join(traceback.format_exception(e))
+        self._record(name, status, message, time.perf_counter() - t0, points)
+
+    def _record(self, name, status, message, seconds, points) -> None:
+        r = CaseResult(name=name, passed=status == Status.PASSED, status=status, message=message[:8000],
+                       seconds=round(seconds, 6), points=points)
+        self.results.append(r)
+        if self._progress is not None:
+            self._progress(r)

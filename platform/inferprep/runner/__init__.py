@@ -1,0 +1,1 @@
+"""Runs untrusted submissions: sandbox, limits, the child harness, the wire protocol."""

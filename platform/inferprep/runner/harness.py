@@ -1,0 +1,291 @@
+"""The child side of the judge: loads one submission and answers the grader's calls.
+
+Started as ``python -I -u -c "...; from inferprep.runner.harness import main; main(FD)"`` inside
+the sandbox (or forked from the warm pool's fork server, which calls ``serve``). It speaks the
+protocol of ``wire.Channel`` over the connected socket ``FD``:
+
+parent -> child  ``{"op": "init", "code", "entrypoints", "limits", "device", "hidden"}``
+child -> parent  ``{"op": "ready"}`` | ``{"op": "invalid", "message"}`` | ``{"op": "raised", ...}``
+parent -> child  ``{"op": "call", "fn", "args", "kwargs"}``
+child -> parent  ``{"op": "result", "value", "cpu"}`` | ``{"op": "raised", "type", "mro", "message",
+                 "traceback", "kind"}`` (kind: error | memory | output)
+child -> parent  ``{"op": "pcall", "id", "proxy", "method", "args", "kwargs"}`` (proxy calls, any thread)
+parent -> child  ``{"op": "preturn", "id", "value"}`` | ``{"op": "preturn", "id", "error", "type"}``
+parent -> child  ``{"op": "exit"}``
+
+Nothing here is trusted by the parent: the submission can monkeypatch this module. The parent
+only ever believes values it checks itself.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib.util
+import itertools
+import os
+import queue
+import resource
+import socket
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import numpy  # noqa: F401  (warm: the submission should not pay for the import)
+import torch
+
+from .wire import Channel, ProxyRef, WireClosed, WireError
+
+SUBMISSION_FILE = "submission.py"
+
+
+class ProxyError(Exception):
+    """A proxied call the host refused (unknown method, wrong argument types, budget spent)."""
+
+
+_EXC_TYPES = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError,
+              "KeyError": KeyError, "RuntimeError": RuntimeError, "TimeoutError": TimeoutError,
+              "ProxyError": ProxyError, "MemoryError": MemoryError, "AssertionError": AssertionError}
+
+
+class Proxy:
+    """An object hosted by the grader. Methods cross the wire; ``attrs`` are plain values."""
+
+    __slots__ = ("_ref", "_client")
+
+    def __init__(self, ref: ProxyRef, client: "Client"):
+        object.__setattr__(self, "_ref", ref)
+        object.__setattr__(self, "_client", client)
+
+    def __getattr__(self, name: str):
+        ref = object.__getattribute__(self, "_ref")
+        if name in ref.attrs:
+            return ref.attrs[name]
+        if name in ref.methods:
+            client = object.__getattribute__(self, "_client")
+            return lambda *args, **kwargs: client.pcall(ref.id, name, args, kwargs)
+        raise AttributeError(f"this object has no attribute {name!r}; methods: {', '.join(ref.methods)}")
+
+    def __setattr__(self, name, value):
+        raise AttributeError("objects hosted by the grader are read-only")
+
+    def __call__(self, *args, **kwargs):
+        ref = object.__getattribute__(self, "_ref")
+        if "__call__" not in ref.methods:
+            raise TypeError("this object is not callable")
+        return object.__getattribute__(self, "_client").pcall(ref.id, "__call__", args, kwargs)
+
+    def __repr__(self) -> str:
+        ref = object.__getattribute__(self, "_ref")
+        return f"<hosted object #{ref.id}: {', '.join(ref.methods)}>"
+
+
+class Client:
+    """Routes frames: calls from the grader to the main thread, proxy results to their waiters."""
+
+    def __init__(self, sock: socket.socket, device: str):
+        self.chan = Channel(sock, proxy_hook=self._hook, proxy_factory=lambda ref: Proxy(ref, self),
+                            device_map=lambda d: d)
+        self.send_lock = threading.Lock()
+        self.calls: queue.Queue = queue.Queue()
+        self.waiters: dict[int, list] = {}
+        self.ids = itertools.count(1)
+        self.lock = threading.Lock()
+        self.closed = False
+
+    @staticmethod
+    def _hook(v):
+        if isinstance(v, Proxy):
+            return object.__getattribute__(v, "_ref")
+        return None
+
+    def send(self, msg) -> None:
+        with self.send_lock:
+            self.chan.send(msg)
+
+    def reader(self) -> None:
+        try:
+            while True:
+                msg = self.chan.recv()
+                if msg.get("op") == "preturn":
+                    with self.lock:
+                        slot = self.waiters.get(msg.get("id"))
+                    if slot is not None:
+                        slot[1] = msg
+                        slot[0].set()
+                else:
+                    self.calls.put(msg)
+        except BaseException as e:  # noqa: BLE001 - any failure ends the session
+            self.closed = True
+            self.calls.put({"op": "closed", "why": repr(e)})
+            with self.lock:
+                for slot in self.waiters.values():
+                    slot[0].set()
+
+    def pcall(self, proxy_id: int, method: str, args, kwargs):
+        call_id = next(self.ids)
+        slot = [threading.Event(), None]
+        with self.lock:
+            self.waiters[call_id] = slot
+        try:
+            self.send({"op": "pcall", "id": call_id, "proxy": proxy_id, "method": method,
+                       "args": tuple(args), "kwargs": dict(kwargs)})
+            slot[0].wait()
+        finally:
+            with self.lock:
+                self.waiters.pop(call_id, None)
+        msg = slot[1]
+        if msg is None:
+            raise ProxyError("the grader closed the connection")
+        if "error" in msg:
+            raise _EXC_TYPES.get(msg.get("type"), ProxyError)(msg["error"])
+        return msg.get("value")
+
+
+def _apply_limits(limits: dict, device: str) -> None:
+    """RLIMITs counted from where the harness stands now (after importing torch)."""
+    def setr(res, soft, hard=None):
+        hard = soft if hard is None else hard
+        cur_soft, cur_hard = resource.getrlimit(res)
+        if cur_hard != resource.RLIM_INFINITY:
+            hard = min(hard, cur_hard)
+            soft = min(soft, hard)
+        resource.setrlimit(res, (soft, hard))
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    used = ru.ru_utime + ru.ru_stime
+    cpu = int(used + limits["time_s"] + 1)
+    setr(resource.RLIMIT_CPU, cpu, cpu + 2)
+    if device == "cpu" and limits.get("memory_mib"):
+        vm = 0
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    vm = int(line.split()[1]) * 1024
+        setr(resource.RLIMIT_AS, vm + int(limits["memory_mib"]) * 1024 * 1024)
+    setr(resource.RLIMIT_FSIZE, int(limits.get("output_bytes", 8 << 20)))
+    setr(resource.RLIMIT_CORE, 0)
+    if limits.get("nproc"):
+        setr(resource.RLIMIT_NPROC, int(limits["nproc"]))
+
+
+def _install_audit_hook(hidden: list[str], allow_network: bool = False) -> None:
+    """Refuse, from here on, to open hidden paths, start processes, load native code or connect."""
+    roots = tuple(os.path.realpath(h) for h in hidden)
+
+    def under(p) -> bool:
+        if isinstance(p, int):
+            return False
+        try:
+            rp = os.path.realpath(os.fsdecode(p))
+        except (TypeError, ValueError):
+            return False
+        return any(rp == r or rp.startswith(r + os.sep) for r in roots)
+
+    blocked = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen",
+               "ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "ctypes.call_function",
+               "os.kill", "os.killpg", "sys.addaudithook"}
+    if not allow_network:
+        blocked |= {"socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo"}
+    path_events = {"open", "os.listdir", "os.scandir", "os.chdir", "glob.glob", "shutil.copyfile",
+                   "os.rename", "os.remove", "os.link", "os.symlink"}
+
+    def hook(event: str, args) -> None:
+        if event in blocked:
+            raise PermissionError(f"inferprep sandbox: {event} is not allowed in a submission")
+        if event in path_events and args and under(args[0]):
+            raise PermissionError(f"inferprep sandbox: {args[0]!r} is not readable by submissions")
+
+    sys.addaudithook(hook)
+
+
+def _exc_message(e: BaseException) -> dict:
+    kind = "error"
+    text = f"{type(e).__name__}: {e}"
+    if isinstance(e, MemoryError) or "can't allocate memory" in str(e) or "bad_alloc" in str(e):
+        kind = "memory"
+    elif isinstance(e, OSError) and e.errno == errno.EFBIG:
+        kind = "output"
+    tb = traceback.format_exception(e)
+    # Keep the submission's frames; the harness's own frames are noise to the user.
+    tb = [line for line in tb if "inferprep/runner/harness.py" not in line]
+    return {"op": "raised", "type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
+            "message": text[:4000], "traceback": "".join(tb)[-6000:], "kind": kind}
+
+
+def _cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def serve(sock: socket.socket) -> int:
+    torch.set_num_threads(1)
+    client = Client(sock, "cpu")
+    try:
+        init = client.chan.recv(timeout=60)
+    except (WireError, OSError):
+        return 3
+    device = init.get("device", "cpu")
+    workdir = Path(init.get("workdir") or os.getcwd())
+    path = workdir / SUBMISSION_FILE
+    path.write_text(init["code"], encoding="utf-8")
+    threading.Thread(target=client.reader, name="inferprep-reader", daemon=True).start()
+    _apply_limits(init["limits"], device)
+    _install_audit_hook(list(init.get("hidden", [])))
+
+    # Load the submission from its file path, never through sys.path.
+    try:
+        source = path.read_text(encoding="utf-8")
+        compile(source, str(path), "exec")
+    except SyntaxError as e:
+        client.send({"op": "invalid", "message": f"SyntaxError: {e.msg} (line {e.lineno})",
+                     "traceback": "".join(traceback.format_exception_only(e))})
+        return 0
+    try:
+        spec = importlib.util.spec_from_file_location("submission", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = module
+        spec.loader.exec_module(module)
+    except BaseException as e:  # noqa: BLE001 - SystemExit at import is a runtime error too
+        client.send(_exc_message(e) | {"at": "import"})
+        return 0
+    missing = [name for name in init["entrypoints"] if not callable(getattr(module, name, None))]
+    if missing:
+        client.send({"op": "invalid", "message": f"missing entrypoint(s): {', '.join(missing)} "
+                     "(define them at the top level of your file)"})
+        return 0
+    client.send({"op": "ready"})
+
+    while True:
+        msg = client.calls.get()
+        op = msg.get("op")
+        if op in ("exit", "closed"):
+            return 0
+        if op != "call":
+            continue
+        fn = getattr(module, str(msg.get("fn")), None)
+        try:
+            if not callable(fn):
+                raise TypeError(f"{msg.get('fn')!r} is not defined in the submission")
+            value = fn(*msg.get("args", ()), **msg.get("kwargs", {}))
+        except BaseException as e:  # noqa: BLE001 - report SystemExit/KeyboardInterrupt too
+            reply = _exc_message(e)
+        else:
+            reply = {"op": "result", "value": value, "cpu": _cpu()}
+        try:
+            client.send(reply)
+        except WireError as e:
+            client.send({"op": "raised", "type": "WireError", "mro": ["WireError"], "kind":
+                         "output" if "exceeds" in str(e) else "error",
+                         "message": f"the returned value cannot be sent back: {e}", "traceback": ""})
+
+
+def main(fd: int) -> None:
+    sock = socket.socket(fileno=fd)
+    code = serve(sock)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)

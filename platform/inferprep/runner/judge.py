@@ -1,0 +1,137 @@
+"""Grade one submission of one exercise: the entry point the CLI, the web worker and tests use.
+
+``grade(exercise, code, device="cpu", public=False) -> Verdict`` never raises for anything the
+submission does; a failure of the platform itself (a broken grader, a sandbox that cannot start)
+becomes ``Status.INTERNAL_ERROR``.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform as _platform
+import time
+import traceback
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .. import __version__
+from ..catalog import Exercise
+from ..grading import Grading, load_module
+from ..verdict import CaseResult, Status, Verdict
+from . import sandbox
+from .process import RunFailed, SubmissionProcess
+
+log = logging.getLogger("inferprep.judge")
+
+STDOUT_SHOWN = 64 * 1024
+OUTPUT_LIMIT_BYTES = 8 << 20
+
+
+class DeviceUnavailable(RuntimeError):
+    pass
+
+
+def resolve_device(device: str, exercise: Exercise | None = None) -> str:
+    """``cpu``, ``cuda`` or ``auto`` -> ``cpu`` | ``cuda``. Raises ``DeviceUnavailable`` or ValueError."""
+    if device not in ("cpu", "cuda", "auto"):
+        raise ValueError(f"device must be cpu, cuda or auto, not {device!r}")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DeviceUnavailable("CUDA was asked for but no CUDA device is available here (try --device cpu)")
+    if exercise is not None and device not in exercise.meta.devices:
+        raise DeviceUnavailable(f"{exercise.slug} is graded on {', '.join(exercise.meta.devices)} only")
+    return device
+
+
+def versions() -> dict[str, str]:
+    return {"inferprep": __version__, "python": _platform.python_version(), "torch": torch.__version__,
+            "numpy": np.__version__}
+
+
+def _read_capped(path) -> tuple[str, int]:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            data = f.read(STDOUT_SHOWN)
+    except FileNotFoundError:
+        return "", 0
+    text = data.decode("utf-8", "replace")
+    if size > STDOUT_SHOWN:
+        text += f"\n... [{size - STDOUT_SHOWN} more bytes not shown]"
+    return text, size
+
+
+def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
+          sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
+          launcher=None) -> Verdict:
+    t0 = time.perf_counter()
+    meta = exercise.meta
+    base = dict(slug=exercise.slug, public=public, device=device, versions=versions())
+    try:
+        mode = sandbox.sandbox_mode(sandbox_mode)
+    except (RuntimeError, ValueError) as e:
+        return Verdict(status=Status.INTERNAL_ERROR, message=str(e), **base)
+    base["sandbox"] = sandbox.describe(mode)
+    grader_path = exercise.examples_path if public else exercise.grader_path
+    try:
+        grader = load_module(grader_path, f"_inferprep_grader_{exercise.module}{'_public' if public else ''}")
+        if not callable(getattr(grader, "grade", None)):
+            raise AttributeError(f"{grader_path.name} defines no grade(g)")
+    except Exception as e:  # noqa: BLE001
+        log.exception("cannot load grader %s", grader_path)
+        return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot load the grader: {type(e).__name__}: {e}", **base)
+
+    try:
+        proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
+                                 memory_mib=meta.limits.memory_mib, device=device, mode=mode,
+                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher)
+    except Exception as e:  # noqa: BLE001
+        log.exception("cannot start the sandbox")
+        return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot start the sandbox: {e}", **base)
+
+    cases: list[CaseResult] = []
+    run_status: Status | None = None
+    message = ""
+    try:
+        try:
+            first = proc.start()
+        except RunFailed as e:
+            first = {"op": "dead", "status": e.status, "message": str(e)}
+        op = first.get("op")
+        if op == "invalid":
+            run_status, message = Status.INVALID_SUBMISSION, str(first.get("message", "invalid submission"))
+        elif op == "raised":
+            kind = first.get("kind")
+            run_status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
+            message = f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
+        elif op == "dead":
+            run_status, message = first["status"], f"while importing your file: {first['message']}"
+        elif op != "ready":
+            run_status, message = Status.RUNTIME_ERROR, "the submission process answered out of protocol"
+        else:
+            g = Grading(proc, device=device, public=public, reference_path=exercise.reference_path,
+                        progress=progress)
+            try:
+                grader.grade(g)
+            except RunFailed as e:  # a call outside any case
+                run_status, message = e.status, str(e)
+            except Exception as e:  # noqa: BLE001
+                log.error("grader %s failed outside a case:\n%s", exercise.slug, traceback.format_exc())
+                run_status, message = Status.INTERNAL_ERROR, f"the grader failed (not your fault): {type(e).__name__}: {e}"
+            cases = g.results
+            if g.internal:
+                log.error("grader %s failed in a case:\n%s", exercise.slug, g.internal)
+            if proc.dead is not None and run_status is None:
+                run_status, message = proc.dead.status, str(proc.dead)
+    finally:
+        proc.close()
+    stdout, out_size = _read_capped(proc.child.stdout_path)
+    stderr, err_size = _read_capped(proc.child.stderr_path)
+    if max(out_size, err_size) >= OUTPUT_LIMIT_BYTES:
+        run_status = Status.OUTPUT_LIMIT
+        message = f"the submission wrote {max(out_size, err_size)} bytes or more (limit {OUTPUT_LIMIT_BYTES})"
+    return Verdict.from_cases(cases=cases, run_status=run_status, message=message, stdout=stdout,
+                              stderr=stderr, seconds=round(time.perf_counter() - t0, 4), **base)

@@ -1,0 +1,251 @@
+"""The parent's handle on one running submission: start it, call it, host objects for it.
+
+``SubmissionProcess.call(fn, *args, **kwargs)`` sends a call and serves the proxy calls the
+submission makes meanwhile (``pcall`` frames) against objects registered with ``host``. It raises
+
+- ``SubmissionRaised``: the submission raised (the process is still alive and usable);
+- ``RunFailed(status, message)``: the process is gone or must be stopped (time, memory, output
+  limit, a crash, a malformed frame). No further calls are possible.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..verdict import Status
+from . import sandbox
+from .wire import Channel, FrameTooLarge, ProxyRef, WireClosed, WireError
+
+SIGNALS = {24: "SIGXCPU", 9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ", 7: "SIGBUS", 8: "SIGFPE"}
+
+
+class SubmissionRaised(Exception):
+    """The submission raised an exception in a call; ``kind`` is error | memory | output."""
+
+    def __init__(self, info: dict):
+        self.info = info
+        self.type_name = str(info.get("type", "Exception"))
+        self.mro = [str(x) for x in info.get("mro", [])]
+        self.kind = info.get("kind", "error")
+        self.traceback = str(info.get("traceback", ""))
+        super().__init__(str(info.get("message", self.type_name)))
+
+    def is_a(self, name: str) -> bool:
+        return name in self.mro or name == self.type_name
+
+
+class RunFailed(Exception):
+    def __init__(self, status: Status, message: str):
+        self.status = status
+        super().__init__(message)
+
+
+@dataclass
+class Hosted:
+    """An object the grader hosts for the submission. Only ``methods`` may be called."""
+
+    obj: Any
+    methods: tuple[str, ...]
+    attrs: dict[str, Any]
+    concurrent: bool
+    id: int = 0
+
+
+@dataclass
+class CallRecord:
+    proxy: int
+    method: str
+    seconds: float
+    error: str | None = None
+
+
+@dataclass
+class Budget:
+    max_calls: int = 200_000
+    call_timeout_s: float = 30.0
+
+
+class SubmissionProcess:
+    def __init__(self, code: str, entrypoints: list[str], *, time_s: float, memory_mib: int,
+                 device: str = "cpu", mode: str | None = None, output_bytes: int = 8 << 20,
+                 nproc: int = 64, budget: Budget | None = None, launcher=None):
+        self.code = code
+        self.entrypoints = entrypoints
+        self.time_s = time_s
+        self.limits = {"time_s": time_s, "memory_mib": memory_mib, "output_bytes": output_bytes,
+                       "nproc": nproc}
+        self.device = device
+        self.wall_s = 3 * time_s + 15
+        self.budget = budget or Budget()
+        self.hosted: dict[int, Hosted] = {}
+        self.ids = itertools.count(1)
+        self.records: list[CallRecord] = []
+        self.dead: RunFailed | None = None
+        self.cpu_used = 0.0
+        self.returncode: int | None = None
+        self._send_lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self.launcher = launcher or sandbox.launch
+        self.started = time.monotonic()
+        self.child = self.launcher(device=device, mode=mode)
+        self.mode = self.child.mode
+        self.chan = Channel(self.child.sock, proxy_hook=self._hook, proxy_factory=self._resolve,
+                            device_map=self._device_map)
+
+    # -- wire helpers -------------------------------------------------------------------------
+    def _hook(self, v):
+        if isinstance(v, Hosted):
+            return ProxyRef(v.id, v.methods, v.attrs)
+        return None
+
+    def _resolve(self, ref: ProxyRef):
+        h = self.hosted.get(ref.id)
+        if h is None:
+            raise WireError(f"no hosted object #{ref.id}")
+        return h
+
+    def _device_map(self, d: str) -> str:
+        if d.startswith("cuda"):
+            import torch
+            return d if torch.cuda.is_available() else "cpu"
+        return "cpu" if d != "meta" else "meta"
+
+    def _send(self, msg) -> None:
+        with self._send_lock:
+            self.chan.send(msg)
+
+    def host(self, obj, methods, attrs=None, concurrent: bool = False) -> Hosted:
+        h = Hosted(obj, tuple(methods), dict(attrs or {}), concurrent)
+        h.id = next(self.ids)
+        self.hosted[h.id] = h
+        return h
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def remaining(self) -> float:
+        return max(0.1, self.wall_s - (time.monotonic() - self.started))
+
+    def start(self) -> dict:
+        """Send the code; returns the child's first answer ({"op": "ready"|"invalid"|"raised"})."""
+        hidden = [str(p) for p in sandbox.hidden_paths()]
+        self._send({"op": "init", "code": self.code, "entrypoints": self.entrypoints, "limits": self.limits,
+                    "device": self.device, "hidden": hidden, "workdir": self.child.extra["workdir"]})
+        return self._recv_reply()
+
+    def _fail(self, status: Status, message: str) -> RunFailed:
+        if self.dead is None:
+            self.dead = RunFailed(status, message)
+            self.child.kill()
+        return self.dead
+
+    def _death(self, fallback: str) -> RunFailed:
+        """Classify why the child stopped answering."""
+        rc, cpu = self.child.wait(timeout=2.0)
+        self.returncode, self.cpu_used = rc, cpu
+        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 and self.mode == "bwrap" else 0)
+        err = self.child.stderr_path.read_bytes()[-4000:].decode("utf-8", "replace")
+        if sig == 24 or (sig == 9 and cpu >= self.time_s):
+            return self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded")
+        if sig == 25:
+            return self._fail(Status.OUTPUT_LIMIT, "output file size limit exceeded")
+        if "bad_alloc" in err or "Cannot allocate memory" in err or "MemoryError" in err:
+            return self._fail(Status.MEMORY_LIMIT, "memory limit exceeded (the process was stopped)")
+        if sig:
+            return self._fail(Status.RUNTIME_ERROR, f"the submission process was killed by {SIGNALS.get(sig, f'signal {sig}')} {fallback}")
+        return self._fail(Status.RUNTIME_ERROR, f"the submission process exited with code {rc} {fallback}")
+
+    def _recv_reply(self) -> dict:
+        """Receive frames until a reply to the current call; serve proxy calls meanwhile."""
+        while True:
+            if self.dead:
+                raise self.dead
+            try:
+                msg = self.chan.recv(timeout=self.remaining())
+            except socket.timeout:
+                raise self._fail(Status.TIME_LIMIT, f"wall-clock limit of {self.wall_s:g} s exceeded "
+                                 "(the submission was waiting or sleeping)") from None
+            except FrameTooLarge as e:
+                raise self._fail(Status.OUTPUT_LIMIT, f"the submission sent too much data: {e}") from None
+            except WireClosed:
+                raise self._death("before answering") from None
+            except (WireError, OSError) as e:
+                raise self._fail(Status.RUNTIME_ERROR, f"malformed message from the submission: {e}") from None
+            if not isinstance(msg, dict):
+                raise self._fail(Status.RUNTIME_ERROR, "malformed message from the submission")
+            if msg.get("op") == "pcall":
+                self._serve_pcall(msg)
+                continue
+            return msg
+
+    def _serve_pcall(self, msg: dict) -> None:
+        if len(self.records) >= self.budget.max_calls:
+            raise self._fail(Status.TIME_LIMIT, f"more than {self.budget.max_calls} calls to the grader's objects")
+        h = self.hosted.get(msg.get("proxy")) if isinstance(msg.get("proxy"), int) else None
+        method = msg.get("method")
+        call_id = msg.get("id")
+        args, kwargs = msg.get("args", ()), msg.get("kwargs", {})
+        if h is None or method not in h.methods or not isinstance(args, (tuple, list)) or not isinstance(kwargs, dict):
+            err = (f"no method {method!r} on this object" if h is not None else "unknown object")
+            self.records.append(CallRecord(msg.get("proxy", -1), str(method), 0.0, err))
+            self._send({"op": "preturn", "id": call_id, "error": err, "type": "ProxyError"})
+            return
+        args = tuple(a.obj if isinstance(a, Hosted) else a for a in args)
+        if h.concurrent:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="inferprep-proxy")
+            self._pool.submit(self._run_pcall, h, method, call_id, args, kwargs)
+        else:
+            self._run_pcall(h, method, call_id, args, kwargs)
+
+    def _run_pcall(self, h: Hosted, method: str, call_id, args, kwargs) -> None:
+        t0 = time.perf_counter()
+        err = None
+        try:
+            value = getattr(h.obj, method)(*args, **kwargs)
+            reply = {"op": "preturn", "id": call_id, "value": value}
+        except (ValueError, TypeError, IndexError, KeyError, TimeoutError, RuntimeError) as e:
+            err = f"{type(e).__name__}: {e}"
+            reply = {"op": "preturn", "id": call_id, "error": str(e), "type": type(e).__name__}
+        self.records.append(CallRecord(h.id, method, time.perf_counter() - t0, err))
+        try:
+            self._send(reply)
+        except (WireError, OSError):
+            pass
+
+    def call(self, fn: str, *args, **kwargs) -> Any:
+        if self.dead:
+            raise self.dead
+        try:
+            self._send({"op": "call", "fn": fn, "args": args, "kwargs": kwargs})
+        except WireError:
+            raise
+        except OSError:
+            raise self._death("before the call") from None
+        msg = self._recv_reply()
+        op = msg.get("op")
+        if op == "result":
+            return msg.get("value")
+        if op == "raised":
+            if msg.get("kind") == "memory":
+                raise self._fail(Status.MEMORY_LIMIT, f"memory limit exceeded: {msg.get('message', '')}")
+            if msg.get("kind") == "output":
+                raise self._fail(Status.OUTPUT_LIMIT, f"output limit exceeded: {msg.get('message', '')}")
+            raise SubmissionRaised(msg)
+        raise self._fail(Status.RUNTIME_ERROR, f"unexpected message from the submission: {str(op)[:40]}")
+
+    def close(self) -> None:
+        if self.dead is None:
+            try:
+                self._send({"op": "exit"})
+            except (WireError, OSError):
+                pass
+            rc, cpu = self.child.wait(timeout=5.0)
+            self.returncode, self.cpu_used = rc, cpu
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self.child.cleanup()

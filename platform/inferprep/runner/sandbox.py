@@ -1,0 +1,260 @@
+"""Starting the child process: bubblewrap when present, an unprivileged uid, rlimits, clean-up.
+
+The recipe (measured on these machines, see DESIGN.md "Sandbox and limits"): bwrap, started as
+root, binds ``/`` read-only, lays tmpfs over the checkout (or the wheel's secret folders), over the
+data directory and over the server's home directory, binds back only the Python install, the venv
+and the ``inferprep`` package, gives the child a private ``/tmp``, unshares net, pid, ipc and uts,
+and execs ``setpriv`` to an unprivileged uid with no capabilities, then ``python -I``. The uid is
+taken per run from a locked range so that concurrent children neither share one RLIMIT_NPROC
+quota nor can signal each other.
+
+Without bubblewrap (absent, or ``INFERPREP_SANDBOX=none``) the child still runs as its own
+unprivileged uid when we are root, in its own session, with the same rlimits and an audit hook
+that refuses hidden paths, processes, native code and sockets; ``describe()`` says so plainly.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+
+log = logging.getLogger("inferprep.runner")
+
+UID_BASE = 61000
+UID_COUNT = 256
+LOCK_DIR = Path(tempfile.gettempdir()) / "inferprep-uids"
+ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_works() -> bool:
+    """True when ``bwrap`` is installed and can create the namespaces we need here."""
+    exe = shutil.which("bwrap")
+    if not exe:
+        return False
+    try:
+        r = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--dev", "/dev",
+                            "--proc", "/proc", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def sandbox_mode(requested: str | None = None) -> str:
+    """``bwrap`` or ``none``: from the argument, else ``INFERPREP_SANDBOX``, else detection."""
+    want = (requested or os.environ.get("INFERPREP_SANDBOX") or "auto").lower()
+    if want not in ("auto", "bwrap", "none"):
+        raise ValueError(f"sandbox must be auto, bwrap or none, not {want!r}")
+    if want == "none":
+        return "none"
+    if bwrap_works():
+        return "bwrap"
+    if want == "bwrap":
+        raise RuntimeError("bubblewrap was asked for but `bwrap` is missing or cannot create namespaces here")
+    return "none"
+
+
+def describe(mode: str) -> str:
+    if mode == "bwrap":
+        return "bubblewrap (no network, private /tmp, content hidden, unprivileged uid)"
+    who = "an unprivileged uid" if os.geteuid() == 0 else "your own uid"
+    return (f"none: bubblewrap is absent, so the submission runs as {who} with rlimits and audit hooks "
+            "only (fine for local practice; install `bubblewrap` for real isolation)")
+
+
+class UidLease:
+    """An exclusive uid from [UID_BASE, UID_BASE + UID_COUNT), held with a file lock."""
+
+    def __init__(self) -> None:
+        LOCK_DIR.mkdir(mode=0o755, exist_ok=True)
+        start = (os.getpid() * 7) % UID_COUNT
+        for i in range(UID_COUNT):
+            uid = UID_BASE + (start + i) % UID_COUNT
+            fd = os.open(LOCK_DIR / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.uid, self.fd = uid, fd
+            return
+        raise RuntimeError("all sandbox uids are in use")
+
+    def release(self) -> None:
+        kill_uid(self.uid)
+        os.close(self.fd)
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process owned by ``uid`` (what a fork bomb or a setsid escape left behind)."""
+    killed = 0
+    for _ in range(3):
+        found = False
+        for p in Path("/proc").iterdir():
+            if not p.name.isdigit():
+                continue
+            try:
+                if p.stat().st_uid == uid:
+                    os.kill(int(p.name), signal.SIGKILL)
+                    found = True
+                    killed += 1
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                continue
+        if not found:
+            break
+        time.sleep(0.01)
+    return killed
+
+
+def hidden_paths() -> list[Path]:
+    """Paths the child must not read, wherever the content lives."""
+    root = paths.content_root()
+    hide = [root] if paths.is_checkout(root) else paths.secret_dirs()
+    data = os.environ.get("INFERPREP_DATA_DIR")
+    if data:
+        hide.append(Path(data))
+    try:
+        from platformdirs import user_data_path
+        hide.append(user_data_path("inferprep"))
+    except ImportError:  # pragma: no cover - platformdirs is a dependency
+        pass
+    home = Path.home()
+    if home != Path("/"):
+        hide.append(home)
+    return [p.resolve() for p in hide]
+
+
+def revealed_paths() -> list[Path]:
+    """What the child needs even where it lies under a hidden path: Python, the venv, the harness."""
+    want = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix),
+            Path(os.path.realpath(sys.executable)).parent.parent, paths.PACKAGE_DIR}
+    return sorted({p.resolve() for p in want})
+
+
+def _under(p: Path, roots: list[Path]) -> bool:
+    return any(p == r or r in p.parents for r in roots)
+
+
+@dataclass
+class Launched:
+    proc: subprocess.Popen
+    sock: socket.socket
+    stdout_path: Path
+    stderr_path: Path
+    scratch: Path
+    lease: UidLease | None
+    mode: str
+    extra: dict = field(default_factory=dict)
+
+    def wait(self, timeout: float) -> tuple[int | None, float]:
+        """(return code, CPU seconds of the child tree) after it exits or is killed."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                return self.proc.returncode, ru.ru_utime + ru.ru_stime
+            time.sleep(0.005)
+        self.kill()
+        pid, status, ru = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        return self.proc.returncode, ru.ru_utime + ru.ru_stime
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.lease is not None:
+            kill_uid(self.lease.uid)
+
+    def cleanup(self) -> None:
+        self.kill()
+        if self.proc.returncode is None:
+            try:
+                os.wait4(self.proc.pid, 0)
+            except ChildProcessError:
+                pass
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+        try:
+            self.sock.close()
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def child_env(workdir: str, device: str) -> dict[str, str]:
+    env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=workdir, TMPDIR=workdir,
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    if device != "cuda":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def harness_argv(fd: int) -> list[str]:
+    boot = (f"import sys; sys.path.insert(0, {str(paths.PACKAGE_DIR.parent)!r}); "
+            f"from inferprep.runner.harness import main; main({fd})")
+    return [sys.executable, "-I", "-u", "-c", boot]
+
+
+def launch(device: str = "cpu", mode: str | None = None) -> Launched:
+    """Start a cold child running the harness; returns once the process exists (not yet ready)."""
+    mode = sandbox_mode(mode)
+    scratch = Path(tempfile.mkdtemp(prefix="inferprep-run-"))
+    os.chmod(scratch, 0o711)  # the child uid may traverse to work/, not list
+    stdout_path, stderr_path = scratch / "stdout", scratch / "stderr"
+    parent_sock, child_sock = socket.socketpair()
+    lease = UidLease() if os.geteuid() == 0 and shutil.which("setpriv") else None
+    drop = ([shutil.which("setpriv"), f"--reuid={lease.uid}", f"--regid={lease.uid}", "--clear-groups",
+             "--no-new-privs", "--inh-caps=-all"] if lease else [])
+    fd = child_sock.fileno()
+    if mode == "bwrap":
+        workdir = "/tmp"
+        argv = [shutil.which("bwrap"), "--die-with-parent", "--new-session",
+                "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        hide = sorted(set(hidden_paths()) | {Path("/tmp").resolve()}, key=lambda p: len(p.parts))
+        for h in hide:
+            if h.exists():
+                argv += ["--perms", "01777", "--size", str(256 << 20), "--tmpfs", str(h)] if h == Path("/tmp") \
+                    else ["--tmpfs", str(h)]
+        for r in revealed_paths():
+            if r.exists() and _under(r, hide):
+                argv += ["--ro-bind", str(r), str(r)]
+        if device == "cuda":
+            for dev in sorted(Path("/dev").glob("nvidia*")):
+                argv += ["--dev-bind", str(dev), str(dev)]
+        argv += ["--chdir", workdir, "--"]
+        argv += drop + harness_argv(fd)
+        cwd = "/"
+    else:
+        work = scratch / "work"
+        work.mkdir(mode=0o700)
+        if lease:
+            os.chown(work, lease.uid, lease.uid)
+        workdir = str(work)
+        argv = drop + harness_argv(fd)
+        cwd = workdir
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
+                                env=child_env(workdir, device), pass_fds=(fd,), start_new_session=True,
+                                close_fds=True)
+    child_sock.close()
+    return Launched(proc, parent_sock, stdout_path, stderr_path, scratch, lease, mode,
+                    extra={"workdir": workdir})

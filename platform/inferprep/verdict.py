@@ -1,0 +1,95 @@
+"""Verdicts: the structured result of grading one submission.
+
+Statuses follow an online judge's fixed priority (DMOJ's set): when several apply, the first in
+``STATUS_PRIORITY`` is the run's status. Score = passed cases / all cases (weighted by points).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+
+class Status(str, Enum):
+    INTERNAL_ERROR = "internal_error"
+    INVALID_SUBMISSION = "invalid_submission"
+    TIME_LIMIT = "time_limit"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    RUNTIME_ERROR = "runtime_error"
+    WRONG_ANSWER = "wrong_answer"
+    PASSED = "passed"
+
+    @property
+    def label(self) -> str:
+        return STATUS_LABELS[self]
+
+
+STATUS_PRIORITY = list(Status)
+STATUS_LABELS = {
+    Status.INTERNAL_ERROR: "Internal error (not your fault; retry)",
+    Status.INVALID_SUBMISSION: "Invalid submission",
+    Status.TIME_LIMIT: "Time limit exceeded",
+    Status.MEMORY_LIMIT: "Memory limit exceeded",
+    Status.OUTPUT_LIMIT: "Output limit exceeded",
+    Status.RUNTIME_ERROR: "Runtime error",
+    Status.WRONG_ANSWER: "Wrong answer",
+    Status.PASSED: "Passed",
+}
+
+
+def worst(statuses) -> Status:
+    """The highest-priority status of ``statuses`` (PASSED for an empty iterable)."""
+    ss = set(statuses)
+    for s in STATUS_PRIORITY:
+        if s in ss:
+            return s
+    return Status.PASSED
+
+
+class CaseResult(BaseModel):
+    name: str
+    passed: bool
+    status: Status
+    message: str = ""
+    seconds: float = 0.0
+    points: float = 1.0
+
+
+class Verdict(BaseModel):
+    slug: str
+    public: bool = False
+    status: Status
+    message: str = ""
+    score: float = 0.0
+    passed: int = 0
+    total: int = 0
+    cases: list[CaseResult] = Field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    device: str = "cpu"
+    sandbox: str = ""
+    seconds: float = 0.0
+    versions: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.PASSED
+
+    @classmethod
+    def from_cases(cls, slug: str, cases: list[CaseResult], run_status: Status | None = None,
+                   message: str = "", **kw) -> "Verdict":
+        total_pts = sum(c.points for c in cases)
+        got = sum(c.points for c in cases if c.passed)
+        statuses = [c.status for c in cases]
+        if run_status is not None:
+            statuses.append(run_status)
+        if not cases and run_status is None:
+            statuses.append(Status.INTERNAL_ERROR)
+            message = message or "the grader produced no cases"
+        status = worst(statuses)
+        return cls(slug=slug, status=status, message=message, cases=cases,
+                   passed=sum(c.passed for c in cases), total=len(cases),
+                   score=(got / total_pts if total_pts else 0.0) if status != Status.INTERNAL_ERROR else 0.0,
+                   **kw)
