@@ -87,6 +87,7 @@ class SubmissionProcess:
         self.ids = itertools.count(1)
         self.records: list[CallRecord] = []
         self.dead: RunFailed | None = None
+        self.internal_error: Exception | None = None
         self.cpu_used = 0.0
         self.returncode: int | None = None
         self._send_lock = threading.Lock()
@@ -211,6 +212,10 @@ class SubmissionProcess:
         except (ValueError, TypeError, IndexError, KeyError, TimeoutError, RuntimeError) as e:
             err = f"{type(e).__name__}: {e}"
             reply = {"op": "preturn", "id": call_id, "error": str(e), "type": type(e).__name__}
+        except Exception as e:  # noqa: BLE001 - a bug in the hosted object: the grader's fault
+            err = f"{type(e).__name__}: {e}"
+            self.internal_error = e
+            reply = {"op": "preturn", "id": call_id, "error": "internal error in the grader", "type": "RuntimeError"}
         self.records.append(CallRecord(h.id, method, time.perf_counter() - t0, err))
         try:
             self._send(reply)
@@ -227,6 +232,9 @@ class SubmissionProcess:
         except OSError:
             raise self._death("before the call") from None
         msg = self._recv_reply()
+        if self.internal_error is not None:
+            e, self.internal_error = self.internal_error, None
+            raise e
         op = msg.get("op")
         if op == "result":
             return msg.get("value")

@@ -157,17 +157,17 @@ class _Encoder:
             return [self.enc(x, depth + 1) for x in v]
         if isinstance(v, dict):
             return {"$dict": [[self.enc(k, depth + 1), self.enc(x, depth + 1)] for k, x in v.items()]}
+        if self.proxy_hook is not None:
+            ref = self.proxy_hook(v)
+            if ref is not None:
+                return {"$proxy": ref.id, "methods": list(ref.methods),
+                        "attrs": {k: self.enc(x, depth + 1) for k, x in ref.attrs.items()}}
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             path = _class_path(type(v))
             _allowed_class(path)
             fields = {f.name: self.enc(getattr(v, f.name), depth + 1)
                       for f in dataclasses.fields(v) if f.init}
             return {"$dc": path, "fields": fields}
-        if self.proxy_hook is not None:
-            ref = self.proxy_hook(v)
-            if ref is not None:
-                return {"$proxy": ref.id, "methods": list(ref.methods),
-                        "attrs": {k: self.enc(x, depth + 1) for k, x in ref.attrs.items()}}
         raise WireError(f"a value of type {type(v).__name__} cannot cross the wire")
 
 
