@@ -75,6 +75,12 @@ class Grading:
         """Call the submission's ``fn`` in the child; returns its decoded result."""
         return self.proc.call(fn, *args, **kwargs)
 
+    def call_spmd(self, fn: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        """SPMD: run ``fn`` once per rank, concurrently (one child thread per rank), with
+        ``calls[r] = (args, kwargs)``; returns the per-rank results. If a rank raised,
+        ``SubmissionRaised`` (with ``.rank`` and ``.per_rank``) propagates."""
+        return self.proc.call_spmd(fn, calls)
+
     def raises(self, exc_name: str, fn: str, *args, **kwargs) -> SubmissionRaised:
         """Require ``fn(*args, **kwargs)`` to raise ``exc_name`` (or a subclass of it)."""
         try:

@@ -262,6 +262,9 @@ def serve(sock: socket.socket) -> int:
         op = msg.get("op")
         if op in ("exit", "closed"):
             return 0
+        if op == "spmd":
+            client.send(_spmd(module, msg))
+            continue
         if op != "call":
             continue
         fn = getattr(module, str(msg.get("fn")), None)
@@ -279,6 +282,29 @@ def serve(sock: socket.socket) -> int:
             client.send({"op": "raised", "type": "WireError", "mro": ["WireError"], "kind":
                          "output" if "exceeds" in str(e) else "error",
                          "message": f"the returned value cannot be sent back: {e}", "traceback": ""})
+
+
+def _spmd(module, msg: dict) -> dict:
+    """Run ``fn`` once per rank, each in its own thread (SPMD), and report every rank's outcome."""
+    fn = getattr(module, str(msg.get("fn")), None)
+    calls = msg.get("calls", [])
+    results: list = [None] * len(calls)
+
+    def run(rank: int) -> None:
+        args, kwargs = calls[rank]
+        try:
+            if not callable(fn):
+                raise TypeError(f"{msg.get('fn')!r} is not defined in the submission")
+            results[rank] = {"value": fn(*args, **kwargs)}
+        except BaseException as e:  # noqa: BLE001
+            results[rank] = {"raised": _exc_message(e)}
+
+    threads = [threading.Thread(target=run, args=(r,), name=f"rank-{r}", daemon=True) for r in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"op": "spmd_result", "results": results, "cpu": _cpu()}
 
 
 def main(fd: int) -> None:

@@ -222,6 +222,34 @@ class SubmissionProcess:
         except (WireError, OSError):
             pass
 
+    def call_spmd(self, fn: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        """Run ``fn(*args_r, **kwargs_r)`` once per rank r, concurrently, in the child.
+
+        Returns the per-rank values; if any rank raised, raises ``SubmissionRaised`` for the lowest
+        such rank, with ``.rank`` and ``.per_rank`` (a list of SubmissionRaised or None)."""
+        if self.dead:
+            raise self.dead
+        try:
+            self._send({"op": "spmd", "fn": fn, "calls": [[tuple(a), dict(k)] for a, k in calls]})
+        except OSError:
+            raise self._death("before the call") from None
+        msg = self._recv_reply()
+        if self.internal_error is not None:
+            e, self.internal_error = self.internal_error, None
+            raise e
+        results = msg.get("results") if msg.get("op") == "spmd_result" else None
+        if not isinstance(results, list) or len(results) != len(calls) or not all(isinstance(r, dict) for r in results):
+            raise self._fail(Status.RUNTIME_ERROR, "unexpected message from the submission")
+        errors = [SubmissionRaised(r["raised"]) if isinstance(r.get("raised"), dict) else None for r in results]
+        for e in errors:
+            if e is not None and e.kind == "memory":
+                raise self._fail(Status.MEMORY_LIMIT, f"memory limit exceeded: {e}")
+        for rank, e in enumerate(errors):
+            if e is not None:
+                e.rank, e.per_rank = rank, errors
+                raise e
+        return [r.get("value") for r in results]
+
     def call(self, fn: str, *args, **kwargs) -> Any:
         if self.dead:
             raise self.dead
