@@ -1,0 +1,3 @@
+from inferprep.grading import Grading
+def grade(g: Grading) -> None:
+    pass
