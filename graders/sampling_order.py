@@ -48,7 +48,8 @@ def grade(g: Grading) -> None:
         out = g.call("sampling_probs", logits, **knobs)
         expected = ref.sampling_probs(logits, **knobs)
         name = f"probs{' (' + what + ')' if what else ''}"
-        expect_tensor(out, expected, name=name, dtype=torch.float32)   # type, shape, dtype, device, NaN
+        # type, shape, dtype, device, no NaN or inf (values are compared below)
+        expect_tensor(out, expected, name=name, dtype=torch.float32, atol=math.inf)
         got, exp = out.detach().cpu().double(), expected.cpu().double()
         leaked = (exp == 0) & (got != 0)
         if leaked.any():
@@ -207,6 +208,12 @@ def grade(g: Grading) -> None:
     with g.case("float64-accuracy-at-low-temperature"):
         x = torch.randn(4, 64, generator=g.rng(11)) * 30
         check_probs(x, temperature=torch.tensor([0.05, 0.2, 1.0, 0.1]), top_k=0, top_p=1.0)
+    with g.case("float64-mass-comparisons"):
+        # top_p and min_p 1.5e-8 away from the mass they are compared with: float64 decides these
+        # (the statement promises no margin under 1e-9); float32 rounding (6e-8 near 1) cannot.
+        x, p, m = _near_threshold_rows(g.rng(14), 16)
+        check_probs(x, "top-p", temperature=1.0, top_k=0, top_p=p)
+        check_probs(x, "min-p", temperature=1.0, top_k=0, top_p=1.0, min_p=m)
     with g.case("minus-inf-logits"):
         x = torch.tensor([[-INF, 1.0, -INF, 0.5, 0.0], [-INF, -INF, 2.0, -INF, -INF],
                           [0.0, -INF, 0.0, -INF, -1.0]])
@@ -353,6 +360,20 @@ def _random_case(ref, seed: int, B: int, V: int):
         if _robust(ref, logits, knobs):
             return logits, knobs
     raise AssertionError(f"no robust random case for seed {seed}")
+
+
+def _near_threshold_rows(gen: torch.Generator, B: int, V: int = 8, margin: float = 1.5e-8):
+    """float64 logits (B, V) with per-row top_p and min_p that sit `margin` above or below (rows
+    alternate) the mass, or the probability ratio, that decides one token."""
+    q = torch.rand(B, V, generator=gen, dtype=torch.float64) + 0.05
+    x = q.log()
+    probs = x.softmax(dim=-1)
+    s = probs.sort(dim=-1, descending=True).values
+    j = torch.randint(1, V - 1, (B,), generator=gen)
+    sign = torch.tensor([1.0 if r % 2 == 0 else -1.0 for r in range(B)], dtype=torch.float64)
+    mass_before = (s.cumsum(dim=-1) - s).gather(-1, j[:, None])[:, 0]
+    ratio = (s.gather(-1, j[:, None])[:, 0] / s[:, 0])
+    return x, mass_before + sign * margin, ratio - sign * margin / s[:, 0]   # both gaps: margin
 
 
 def _robust(ref, logits, knobs) -> bool:

@@ -170,6 +170,27 @@ def _apply_limits(limits: dict, device: str) -> None:
         setr(resource.RLIMIT_NPROC, int(limits["nproc"]))
 
 
+def _preload_public_modules() -> None:
+    """Import the public modules (``wire.ALLOWED_MODULES``: specs tables, simulators) before the
+    audit hook hides the checkout they live in, so the submission can import them and the wire
+    can decode their dataclasses and enums."""
+    import pkgutil
+
+    from .wire import ALLOWED_MODULES
+
+    for name in ALLOWED_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except Exception:  # noqa: BLE001
+            continue
+        for info in pkgutil.walk_packages(getattr(mod, "__path__", []), name + ".",
+                                          onerror=lambda _name: None):
+            try:
+                importlib.import_module(info.name)
+            except Exception:  # noqa: BLE001 - a broken simulator must not break every run
+                pass
+
+
 def _install_audit_hook(hidden: list[str], allow_network: bool = False) -> None:
     """Refuse, from here on, to open hidden paths, start processes, load native code or connect."""
     roots = tuple(os.path.realpath(h) for h in hidden)
@@ -232,6 +253,7 @@ def serve(sock: socket.socket) -> int:
     path.write_text(init["code"], encoding="utf-8")
     threading.Thread(target=client.reader, name="inferprep-reader", daemon=True).start()
     _apply_limits(init["limits"], device)
+    _preload_public_modules()
     _install_audit_hook(list(init.get("hidden", [])))
 
     # Load the submission from its file path, never through sys.path.

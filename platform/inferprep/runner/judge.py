@@ -25,7 +25,6 @@ from .process import RunFailed, SubmissionProcess
 
 log = logging.getLogger("inferprep.judge")
 
-STDOUT_SHOWN = 64 * 1024
 OUTPUT_LIMIT_BYTES = 8 << 20
 
 
@@ -49,19 +48,6 @@ def resolve_device(device: str, exercise: Exercise | None = None) -> str:
 def versions() -> dict[str, str]:
     return {"inferprep": __version__, "python": _platform.python_version(), "torch": torch.__version__,
             "numpy": np.__version__}
-
-
-def _read_capped(path) -> tuple[str, int]:
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            data = f.read(STDOUT_SHOWN)
-    except FileNotFoundError:
-        return "", 0
-    text = data.decode("utf-8", "replace")
-    if size > STDOUT_SHOWN:
-        text += f"\n... [{size - STDOUT_SHOWN} more bytes not shown]"
-    return text, size
 
 
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
@@ -128,10 +114,9 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
                 run_status, message = proc.dead.status, str(proc.dead)
     finally:
         proc.close()
-    stdout, out_size = _read_capped(proc.child.stdout_path)
-    stderr, err_size = _read_capped(proc.child.stderr_path)
-    if max(out_size, err_size) >= OUTPUT_LIMIT_BYTES:
+    stdout, stderr = proc.stdout, proc.stderr
+    if max(proc.stdout_bytes, proc.stderr_bytes) >= OUTPUT_LIMIT_BYTES:
         run_status = Status.OUTPUT_LIMIT
-        message = f"the submission wrote {max(out_size, err_size)} bytes or more (limit {OUTPUT_LIMIT_BYTES})"
+        message = f"the submission wrote {OUTPUT_LIMIT_BYTES} bytes or more to stdout or stderr (the limit)"
     return Verdict.from_cases(cases=cases, run_status=run_status, message=message, stdout=stdout,
                               stderr=stderr, seconds=round(time.perf_counter() - t0, 4), **base)

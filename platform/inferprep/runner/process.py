@@ -25,6 +25,23 @@ from .wire import Channel, FrameTooLarge, ProxyRef, WireClosed, WireError
 SIGNALS = {24: "SIGXCPU", 9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ", 7: "SIGBUS", 8: "SIGFPE"}
 
 
+STDOUT_SHOWN = 64 * 1024
+
+
+def read_capped(path, cap: int = STDOUT_SHOWN) -> tuple[str, int]:
+    """(first ``cap`` bytes of the file as text, with a note if cut; the file's full size)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            data = f.read(cap)
+    except FileNotFoundError:
+        return "", 0
+    text = data.decode("utf-8", "replace")
+    if size > cap:
+        text += f"\n... [{size - cap} more bytes not shown]"
+    return text, size
+
+
 class SubmissionRaised(Exception):
     """The submission raised an exception in a call; ``kind`` is error | memory | output."""
 
@@ -81,7 +98,7 @@ class SubmissionProcess:
         self.limits = {"time_s": time_s, "memory_mib": memory_mib, "output_bytes": output_bytes,
                        "nproc": nproc}
         self.device = device
-        self.wall_s = 3 * time_s + 15
+        self.wall_s = 2 * time_s + 8  # CPU time is the real limit; wall is a backstop
         self.budget = budget or Budget()
         self.hosted: dict[int, Hosted] = {}
         self.ids = itertools.count(1)
@@ -90,6 +107,7 @@ class SubmissionProcess:
         self.internal_error: Exception | None = None
         self.cpu_used = 0.0
         self.returncode: int | None = None
+        self.stdout, self.stderr, self.stdout_bytes, self.stderr_bytes = "", "", 0, 0
         self._send_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self.launcher = launcher or sandbox.launch
@@ -284,4 +302,7 @@ class SubmissionProcess:
             self.returncode, self.cpu_used = rc, cpu
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        self.child.kill()
+        self.stdout, self.stdout_bytes = read_capped(self.child.stdout_path)
+        self.stderr, self.stderr_bytes = read_capped(self.child.stderr_path)
         self.child.cleanup()

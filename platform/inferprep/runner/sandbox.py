@@ -98,31 +98,55 @@ class UidLease:
         os.close(self.fd)
 
 
-def kill_uid(uid: int) -> int:
-    """SIGKILL every process owned by ``uid`` (what a fork bomb or a setsid escape left behind)."""
-    killed = 0
-    for _ in range(3):
-        found = False
-        for p in Path("/proc").iterdir():
-            if not p.name.isdigit():
-                continue
+def _is_zombie(proc_dir: Path) -> bool:
+    try:
+        return (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def uid_processes(uid: int) -> list[int]:
+    """Live (non-zombie) processes owned by ``uid``."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
             try:
-                if p.stat().st_uid == uid:
-                    os.kill(int(p.name), signal.SIGKILL)
-                    found = True
-                    killed += 1
-            except (FileNotFoundError, ProcessLookupError, PermissionError):
-                continue
-        if not found:
-            break
-        time.sleep(0.01)
-    return killed
+                if p.stat().st_uid == uid and not _is_zombie(p):
+                    out.append(int(p.name))
+            except FileNotFoundError:
+                pass
+    return out
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process owned by ``uid`` (what a fork bomb or a setsid escape left behind).
+
+    ``kill(-1, SIGKILL)`` issued *as that uid* reaches all of its processes in one atomic sweep of
+    the kernel's task list, so a fork loop cannot outrun it (scanning /proc can be outrun)."""
+    rounds = 0
+    setpriv, kill = shutil.which("setpriv"), shutil.which("kill")
+    while uid_processes(uid) and rounds < 20:
+        rounds += 1
+        if os.geteuid() == 0 and setpriv and kill:
+            subprocess.run([setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", kill, "-9", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        else:
+            for pid in uid_processes(uid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        time.sleep(0.005 * rounds)
+    return rounds
 
 
 def hidden_paths() -> list[Path]:
     """Paths the child must not read, wherever the content lives."""
     root = paths.content_root()
     hide = [root] if paths.is_checkout(root) else paths.secret_dirs()
+    checkout = paths.PACKAGE_DIR.parent.parent
+    if paths.is_checkout(checkout):
+        hide.append(checkout)  # the repository (and its .git) even when content comes from elsewhere
     data = os.environ.get("INFERPREP_DATA_DIR")
     if data:
         hide.append(Path(data))
@@ -158,6 +182,7 @@ class Launched:
     lease: UidLease | None
     mode: str
     extra: dict = field(default_factory=dict)
+    uid_used: int | None = None
 
     def wait(self, timeout: float) -> tuple[int | None, float]:
         """(return code, CPU seconds of the child tree) after it exits or is killed."""
@@ -185,9 +210,10 @@ class Launched:
         self.kill()
         if self.proc.returncode is None:
             try:
-                os.wait4(self.proc.pid, 0)
+                _, status, _ = os.wait4(self.proc.pid, 0)
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
             except ChildProcessError:
-                pass
+                self.proc.returncode = -9
         if self.lease is not None:
             self.lease.release()
             self.lease = None
@@ -234,8 +260,15 @@ def launch(device: str = "cpu", mode: str | None = None) -> Launched:
             if h.exists():
                 argv += ["--perms", "01777", "--size", str(256 << 20), "--tmpfs", str(h)] if h == Path("/tmp") \
                     else ["--tmpfs", str(h)]
+        made: set[Path] = set()
         for r in revealed_paths():
             if r.exists() and _under(r, hide):
+                top = max((h for h in hide if h == r or h in r.parents), key=lambda h: len(h.parts))
+                # bwrap would create the missing parents with mode 0700: make them traversable.
+                for a in reversed([a for a in r.parents if top in a.parents]):
+                    if a not in made:
+                        made.add(a)
+                        argv += ["--perms", "0755", "--dir", str(a)]
                 argv += ["--ro-bind", str(r), str(r)]
         if device == "cuda":
             for dev in sorted(Path("/dev").glob("nvidia*")):
@@ -257,4 +290,4 @@ def launch(device: str = "cpu", mode: str | None = None) -> Launched:
                                 close_fds=True)
     child_sock.close()
     return Launched(proc, parent_sock, stdout_path, stderr_path, scratch, lease, mode,
-                    extra={"workdir": workdir})
+                    extra={"workdir": workdir}, uid_used=lease.uid if lease else None)

@@ -133,11 +133,11 @@ class _Encoder:
             device = str(t.device)
             if t.is_sparse or t.layout != torch.strided:
                 raise WireError("only strided (dense) tensors cross the wire")
-            t = t.to("cpu").contiguous()
-            if t.numel() == 0:
-                data = b""
-            else:
-                data = t.reshape(-1).view(torch.uint8).numpy().tobytes()
+            try:
+                t = t.to("cpu").contiguous()
+                data = b"" if t.numel() == 0 else t.reshape(-1).view(torch.uint8).numpy().tobytes()
+            except (RuntimeError, NotImplementedError, TypeError) as e:
+                raise WireError(f"a tensor on {device} with dtype {t.dtype} cannot be sent: {e}") from e
             return {"$t": self.buf(data), "dtype": str(t.dtype).removeprefix("torch."),
                     "shape": list(t.shape), "device": device}
         if isinstance(v, np.ndarray):

@@ -1,0 +1,2 @@
+def grade(g):
+    pass

@@ -1,0 +1,183 @@
+"""Hidden grader of bf16-running-sum.
+
+The toy model lives here, in the trusted parent; the submission gets a proxy with one method,
+``error(context_len, upcast)``, and the attributes ``names`` and ``max_len``. The parent counts
+the calls, so a linear scan over the states (or over the lengths) is caught by its budget.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.sim.running_sum_model import RunningSumModel, StateSpec
+
+SUMS = ("position", "softmax_denominator", "softmax_numerator", "sum_sq")
+BOUNDED = ("ema", "last_token", "running_max")
+TOL = 0.05
+
+
+def _host(g: Grading, model: RunningSumModel):
+    return g.host(model, ["error"], {"names": list(model.names), "max_len": model.max_len})
+
+
+def make_variant(seed: int, n_layers: int, culprit_kind: str, culprit_dtype: str, where: str,
+                 max_len: int = 4096) -> tuple[RunningSumModel, str]:
+    """A model with exactly one running sum in ``culprit_dtype``; bounded states partly in bf16."""
+    rng = random.Random(seed)
+    layers = []
+    for _ in range(n_layers):
+        kinds = rng.sample(SUMS, rng.randint(1, 3)) + rng.sample(BOUNDED, rng.randint(1, 2))
+        rng.shuffle(kinds)
+        layers.append(kinds)
+    # Put the culprit's kind where asked: first state of layer 0, last state of the last layer,
+    # or a random slot in a middle layer.
+    if where == "first":
+        layer, pos = 0, 0
+    elif where == "last":
+        layer, pos = n_layers - 1, len(layers[-1])
+    else:
+        layer, pos = n_layers // 2, rng.randint(0, len(layers[n_layers // 2]))
+    if culprit_kind in layers[layer]:
+        layers[layer].remove(culprit_kind)
+        pos = min(pos, len(layers[layer]))
+    layers[layer].insert(pos, culprit_kind)
+    culprit = f"layers.{layer}.{culprit_kind}"
+    specs = []
+    for i, kinds in enumerate(layers):
+        for k in kinds:
+            name = f"layers.{i}.{k}"
+            if name == culprit:
+                dtype = culprit_dtype
+            elif k in BOUNDED:
+                dtype = "bf16" if rng.random() < 0.7 else "fp32"
+            else:
+                dtype = "fp32"
+            scale = 8.0 if (k == "sum_sq" and name == culprit and culprit_dtype == "fp16") else 1.0
+            specs.append(StateSpec(name, k, dtype, scale))
+    return RunningSumModel(specs, seed=seed, max_len=max_len), culprit
+
+
+def _check_variant(model: RunningSumModel, culprit: str, context_len: int) -> None:
+    """The statement's promise: upcasting a set fixes it iff the set holds the culprit."""
+    others = [n for n in model.names if n != culprit]
+    assert model.error(context_len, [culprit]) <= TOL, culprit
+    assert model.error(context_len, others) > TOL, culprit
+    model.calls = 0
+
+
+def _budget_states(n: int) -> int:
+    return math.ceil(math.log2(n)) + 1 if n > 1 else 1
+
+
+def _budget_lengths(max_len: int) -> int:
+    return math.ceil(math.log2(max_len)) + 2
+
+
+STALLS = [
+    ("bf16-plus-1", 1.0, torch.bfloat16),
+    ("fp16-plus-1", 1.0, torch.float16),
+    ("fp32-plus-1", 1.0, torch.float32),
+    ("bf16-plus-0.01", 0.01, torch.bfloat16),
+    ("fp16-plus-0.01", 0.01, torch.float16),
+    ("fp32-plus-0.01", 0.01, torch.float32),
+    ("bf16-tie-0.75", 0.75, torch.bfloat16),
+    ("bf16-plus-3", 3.0, torch.bfloat16),
+    ("bf16-plus-1.5", 1.5, torch.bfloat16),
+    ("fp16-overflow-1000", 1000.0, torch.float16),
+    ("fp16-overflow-first-step", 70000.0, torch.float16),
+    ("bf16-tiny-increment", 1e-45, torch.bfloat16),
+    ("fp16-subnormal-increment", 1e-7, torch.float16),
+    ("fp32-plus-0.1", 0.1, torch.float32),
+]
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+
+    rng = g.rng(303)
+    stalls = list(STALLS)
+    for i in range(6):
+        dt = (torch.bfloat16, torch.float16, torch.float32)[i % 3]
+        inc = float(10 ** (torch.rand(1, generator=rng).item() * 5 - 3))
+        stalls.append((f"random-{i}", inc, dt))
+    for name, inc, dt in stalls:
+        with g.case(f"stall-{name}"):
+            expect_close(g.call("stall_value", inc, dt), ref.stall_value(inc, dt), rtol=0.0,
+                         name=f"stall_value({inc!r}, {dt})")
+
+    variants = [
+        ("bf16-position-last", 5, "position", "bf16", "last", 4096),
+        ("bf16-denominator-first", 4, "softmax_denominator", "bf16", "first", 1024),
+        ("bf16-numerator-middle", 6, "softmax_numerator", "bf16", "middle", 2048),
+        ("bf16-sum_sq-last", 6, "sum_sq", "bf16", "last", 2048),
+        ("fp16-position-last", 5, "position", "fp16", "last", 4096),
+        ("fp16-sum_sq-overflow-first", 6, "sum_sq", "fp16", "first", 4096),
+        ("fp16-denominator-middle", 3, "softmax_denominator", "fp16", "middle", 4096),
+    ]
+    for i, (name, n_layers, kind, dtype, where, ctx) in enumerate(variants):
+        with g.case(f"culprit-{name}"):
+            model, culprit = make_variant(8000 + i, n_layers, kind, dtype, where, max_len=max(ctx, 4096))
+            _check_variant(model, culprit, ctx)
+            got = g.call("find_culprit", _host(g, model), ctx, TOL)
+            if not isinstance(got, str):
+                fail(f"find_culprit must return a state name (str), got {type(got).__name__}")
+            if got not in model.names:
+                fail(f"find_culprit returned {got[:60]!r}, which is not one of model.names")
+            budget = _budget_states(len(model.names))
+            if got != culprit:
+                fail(f"{got!r} is not the state whose dtype breaks the model "
+                     f"(with it upcast alone, the error at {ctx} tokens is still above tol)")
+            if model.calls > budget:
+                fail(f"found it, but with {model.calls} calls to model.error for {len(model.names)} "
+                     f"states; bisection needs at most {budget}")
+            if model.error(model.max_len, [got]) > TOL:
+                fail("upcasting the returned state does not fix the model")  # unreachable by construction
+
+    with g.case("culprit-single-state"):
+        model = RunningSumModel([StateSpec("layers.0.position", "position", "bf16")], seed=5, max_len=1024)
+        got = g.call("find_culprit", _host(g, model), 1024, TOL)
+        expect_equal(got, "layers.0.position", name="find_culprit")
+
+    # first_bad_length on a variant: plain, after the fix (None), onset exactly at max_len, onset at 1.
+    base, culprit = make_variant(9100, 4, "softmax_denominator", "bf16", "middle", max_len=4096)
+    curve = base.error_curve()
+    onset = int((curve > TOL).nonzero()[0][0]) + 1
+    at_end = RunningSumModel(base.states, seed=base.seed, max_len=onset)
+    fbl = [
+        ("plain", base, TOL, []),
+        ("after-the-fix-is-None", base, TOL, [culprit]),
+        ("onset-at-max_len", at_end, TOL, []),
+        ("onset-at-1", base, 1e-9, []),
+        ("fp16-position", make_variant(9200, 3, "position", "fp16", "first", 8192)[0], 0.2, []),
+    ]
+    for name, model, tol, up in fbl:
+        with g.case(f"first-bad-length-{name}"):
+            want = ref.first_bad_length(model, tol, up)
+            model.calls = 0
+            got = g.call("first_bad_length", _host(g, model), tol, up)
+            if want is None:
+                if got is not None:
+                    fail(f"expected None (the error never exceeds tol up to max_len={model.max_len}), got {got!r}")
+            else:
+                if isinstance(got, bool) or not isinstance(got, int):
+                    fail(f"expected an int length (or None), got {type(got).__name__}")
+                if got != want:
+                    fail(f"got {got}, which is not the smallest length whose error exceeds tol")
+            budget = _budget_lengths(model.max_len)
+            if model.calls > budget:
+                fail(f"{model.calls} calls to model.error for max_len={model.max_len}; bisection needs at most {budget}")
+
+    for name, fn, args in [
+        ("increment-0", "stall_value", (0.0, torch.bfloat16)),
+        ("increment-negative", "stall_value", (-1.0, torch.bfloat16)),
+        ("increment-nan", "stall_value", (float("nan"), torch.float16)),
+        ("increment-inf", "stall_value", (float("inf"), torch.float32)),
+        ("dtype-float64", "stall_value", (1.0, torch.float64)),
+        ("dtype-int32", "stall_value", (1.0, torch.int32)),
+    ]:
+        with g.case(f"rejects-{name}"):
+            g.raises("ValueError", fn, *args)

@@ -1,0 +1,120 @@
+"""Hidden cases for flops-per-token: the tables' models plus made-up but consistent ones
+(tied embeddings, MHA, MQA, head_dim != d/H, MoE with shared experts and dense first layers,
+MLA without a query LoRA), seeded random configs, and the ValueError cases."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from inferprep import specs
+from inferprep.grading import Grading, expect_close, fail
+from inferprep.specs import ModelConfig
+
+PARAM_KEYS = ("embedding", "lm_head", "attention", "mlp", "norm", "total", "active_matmul")
+FLOP_KEYS = ("weights", "attention", "total")
+RTOL = 1e-9
+
+TIED_1B = ModelConfig(name="tied-1b", n_layers=16, hidden_size=2048, n_heads=32, n_kv_heads=8,
+                      head_dim=64, ffn_size=8192, vocab_size=128256, tied_embeddings=True)
+MHA = ModelConfig(name="mha-7b", n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=32,
+                  head_dim=128, ffn_size=11008, vocab_size=32000)
+MQA_WIDE_HEADS = ModelConfig(name="mqa-wide-heads", n_layers=26, hidden_size=2304, n_heads=8,
+                             n_kv_heads=1, head_dim=256, ffn_size=9216, vocab_size=256000,
+                             tied_embeddings=True)
+MOE_SHARED = ModelConfig(name="moe-shared", n_layers=12, hidden_size=1024, n_heads=16, n_kv_heads=4,
+                         head_dim=64, ffn_size=4096, vocab_size=50000, n_routed_experts=60,
+                         n_shared_experts=2, experts_per_token=4, moe_ffn_size=512,
+                         first_dense_layers=2)
+MLA_NO_QLORA = ModelConfig(name="mla-lite", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
+                           head_dim=192, ffn_size=10944, vocab_size=102400, n_routed_experts=64,
+                           n_shared_experts=2, experts_per_token=6, moe_ffn_size=1408,
+                           first_dense_layers=1, q_lora_rank=0, kv_lora_rank=512,
+                           qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+MLA_DENSE = ModelConfig(name="mla-dense", n_layers=4, hidden_size=512, n_heads=8, n_kv_heads=8,
+                        head_dim=48, ffn_size=1536, vocab_size=1000, q_lora_rank=96,
+                        kv_lora_rank=64, qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=40)
+ALL_DENSE_MOE = ModelConfig(name="moe-all-dense", n_layers=3, hidden_size=256, n_heads=4,
+                            n_kv_heads=2, head_dim=64, ffn_size=1024, vocab_size=777,
+                            n_routed_experts=8, experts_per_token=8, moe_ffn_size=128,
+                            first_dense_layers=3)
+
+
+def _random_model(seed: int) -> ModelConfig:
+    g = torch.Generator().manual_seed(1000 + seed)
+
+    def ri(lo, hi):
+        return int(torch.randint(lo, hi + 1, (1,), generator=g))
+
+    kv = ri(1, 8)
+    heads = kv * ri(1, 8)
+    hd = 16 * ri(1, 16)
+    moe = seed % 2 == 1
+    n_layers = ri(1, 64)
+    return ModelConfig(
+        name=f"random-{seed}", n_layers=n_layers, hidden_size=64 * ri(2, 128), n_heads=heads,
+        n_kv_heads=kv, head_dim=hd, ffn_size=ri(100, 30000), vocab_size=ri(1000, 300000),
+        tied_embeddings=bool(ri(0, 1)),
+        n_routed_experts=(E := ri(2, 128)) if moe else 0,
+        n_shared_experts=ri(0, 2) if moe else 0,
+        experts_per_token=ri(1, E) if moe else 0,
+        moe_ffn_size=ri(64, 4096) if moe else 0,
+        first_dense_layers=ri(0, n_layers) if moe else 0)
+
+
+def _models() -> list[ModelConfig]:
+    return ([specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
+             TIED_1B, MHA, MQA_WIDE_HEADS, MOE_SHARED, MLA_NO_QLORA, MLA_DENSE, ALL_DENSE_MOE]
+            + [_random_model(s) for s in range(8)])
+
+
+def _exact(actual, expected: int, name: str) -> None:
+    """Exact int check whose message does not reveal the hidden expected value."""
+    if isinstance(actual, bool) or not isinstance(actual, int):
+        fail(f"{name}: expected an int, got {type(actual).__name__}")
+    if actual != expected:
+        fail(f"{name}: got {actual}, which is {'too large' if actual > expected else 'too small'}")
+
+
+def _expect_dict(out, expected: dict, keys, *, exact: bool) -> None:
+    if not isinstance(out, dict):
+        fail(f"expected a dict with keys {list(keys)}, got {type(out).__name__}")
+    if set(out) != set(keys):
+        fail(f"expected exactly the keys {sorted(keys)}, got {sorted(map(str, out))}")
+    for k in keys:
+        if exact:
+            _exact(out[k], expected[k], f"[{k!r}]")
+        else:
+            expect_close(out[k], float(expected[k]), name=f"[{k!r}]", rtol=RTOL)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    for m in _models():
+        with g.case(f"param-counts-{m.name}"):
+            _expect_dict(g.call("param_counts", m), ref.param_counts(m), PARAM_KEYS, exact=True)
+    for i, m in enumerate(_models()):
+        for L in ((1, 4096, 131072) if i < 4 else (1 + 997 * i,)):
+            with g.case(f"flops-{m.name}-ctx{L}"):
+                _expect_dict(g.call("flops_per_token", m, L), ref.flops_per_token(m, L),
+                             FLOP_KEYS, exact=False)
+    for m in _models():
+        with g.case(f"crossover-{m.name}"):
+            _exact(g.call("attention_crossover_context", m), ref.attention_crossover_context(m),
+                   "crossover context")
+    with g.case("crossover-exact-boundary"):
+        # weights = 2*(attn + mlp + head) and per_key divide exactly: the crossover is the quotient
+        m = ModelConfig(name="exact", n_layers=1, hidden_size=8, n_heads=1, n_kv_heads=1, head_dim=8,
+                        ffn_size=8, vocab_size=8)
+        _exact(g.call("attention_crossover_context", m), ref.attention_crossover_context(m),
+               "crossover context")
+    with g.case("rejects-bad-inputs"):
+        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, 0)
+        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, -5)
+        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, 2.5)
+        bad_gqa = dataclasses.replace(specs.LLAMA_3_1_8B, n_kv_heads=5)
+        g.raises("ValueError", "param_counts", bad_gqa)
+        g.raises("ValueError", "attention_crossover_context", bad_gqa)
+        bad_topk = dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)
+        g.raises("ValueError", "param_counts", bad_topk)

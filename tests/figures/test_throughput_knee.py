@@ -1,0 +1,72 @@
+"""Every figure quoted by throughput-knee's statement and editorial, from the reference."""
+
+from pathlib import Path
+
+from inferprep.grading import load_module
+from inferprep.specs import H100_SXM, H200_SXM, LLAMA_3_1_8B as M, DType
+
+ROOT = Path(__file__).resolve().parents[2]
+ref = load_module(ROOT / "reference" / "throughput_knee.py", "_fig_throughput_knee")
+
+D = M.hidden_size
+PARAMS = M.n_layers * (2 * D * M.n_heads * M.head_dim + 2 * D * M.n_kv_heads * M.head_dim
+                       + 3 * D * M.ffn_size) + D * M.vocab_size          # no embedding table
+KV = 2 * M.n_layers * M.n_kv_heads * M.head_dim * 2
+CTX = 4096
+FLOPS = 2 * PARAMS + 4 * M.n_layers * M.n_heads * M.head_dim * CTX
+
+
+def story(gpu):
+    a, c = ref.step_time_coefficients(2 * PARAMS, KV, CTX, FLOPS, gpu, DType.BF16, 0.5e-3)
+    pool = int(0.9 * gpu.hbm_bytes) - 2 * PARAMS - 4 * 10**9
+    mb = ref.max_batch_kv(pool, KV, CTX, 16)
+    return a, c, pool, mb, ref.throughput_report(a, c, mb, 0.9)
+
+
+def test_statement_examples():
+    assert ref.knee_batch(0.005, 0.0002) == 25.0
+    assert ref.batch_for_fraction(0.005, 0.0002, 0.85) == 142
+    assert round(0.85 / 0.15 * 25, 2) == 141.67
+    assert ref.max_batch_kv(10**9, 131072, 1000, 16) == 7
+    assert 63 * 16 * 131072 == 132_120_576
+
+
+def test_model_terms():
+    assert round(PARAMS / 1e9, 2) == 7.50 and round(2 * PARAMS / 1e9, 1) == 15.0
+    assert KV == 131072
+    assert round(FLOPS / 1e9, 1) == 17.2
+
+
+def test_h100_story():
+    a, c, pool, mb, r = story(H100_SXM)
+    assert round(a * 1e3, 2) == 4.98 and round(c * 1e3, 3) == 0.178
+    assert round(100 * CTX * KV / H100_SXM.hbm_bytes_per_s / c) == 90
+    assert round(r["knee_batch"]) == 28
+    assert round(r["ceiling_tokens_per_s"]) == 5631
+    assert r["batch_for_fraction"] == 253
+    assert round(H100_SXM.dense_flops(DType.BF16) / FLOPS) == 57668
+    assert round(pool / 1e9, 1) == 53.0 and CTX // 16 == 256 and CTX * KV == 512 * 2**20
+    assert mb == 98
+    assert round(r["max_throughput_tokens_per_s"]) == 4378
+    assert round(100 * r["fraction_of_ceiling"]) == 78
+    assert r["binding"] == "kv_cache"
+
+
+def test_h200_story():
+    a, c, pool, mb, r = story(H200_SXM)
+    assert round(a * 1e3, 2) == 3.63 and round(c * 1e3, 3) == 0.129
+    assert round(r["knee_batch"]) == 28
+    assert round(r["ceiling_tokens_per_s"]) == 7741
+    assert round(pool / 1e9, 1) == 107.9 and mb == 200
+    assert round(r["max_throughput_tokens_per_s"]) == 6788
+    assert round(100 * r["fraction_of_ceiling"]) == 88
+    assert r["binding"] == "kv_cache"
+    h100 = story(H100_SXM)[4]
+    assert round(r["max_throughput_tokens_per_s"] / h100["max_throughput_tokens_per_s"], 2) == 1.55
+    assert round(H200_SXM.hbm_bytes_per_s / H100_SXM.hbm_bytes_per_s, 2) == 1.43
+
+
+def test_fraction_rule():
+    a, c = story(H100_SXM)[:2]
+    assert ref.batch_for_fraction(a, c, 0.9) == __import__("math").ceil(9 * a / c)     # nine knees
+    assert ref.batch_for_fraction(a, c, 0.99) == __import__("math").ceil(99 * a / c)   # 99 knees

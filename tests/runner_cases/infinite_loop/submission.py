@@ -1,0 +1,3 @@
+def add(x, y):
+    while True:
+        pass

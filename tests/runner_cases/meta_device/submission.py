@@ -1,0 +1,5 @@
+import torch
+
+
+def add(x, y):
+    return torch.empty(x.shape, device="meta")

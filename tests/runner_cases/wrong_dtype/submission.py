@@ -1,0 +1,5 @@
+import torch
+
+
+def add(x, y):
+    return (x + y).to(torch.float64)

@@ -1,0 +1,69 @@
+"""Hostile submissions (tests/runner_cases/<case>/): each gets its expected non-pass verdict, with
+bubblewrap and with the runner told it is absent, and the grader stays healthy.
+
+Each case folder holds ``submission.py`` (placeholders {GRADER_PATH}, {REFERENCE_PATH},
+{REFERENCE_DIR}, {CHECKOUT} are filled in) and ``expected.toml``: ``status`` (allowed statuses),
+optionally ``stdout_not_contains`` and ``leftover_processes = false``.
+"""
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURE_CONTENT, ROOT, sandbox_modes
+from inferprep import catalog
+from inferprep.runner import judge, sandbox
+
+CASES = sorted(p.name for p in (ROOT / "tests" / "runner_cases").iterdir() if p.is_dir())
+
+
+def run_case(name: str, mode: str, launcher_box: list | None = None):
+    folder = ROOT / "tests" / "runner_cases" / name
+    ex = catalog.get("add-vectors")
+    code = (folder / "submission.py").read_text()
+    code = (code.replace("{GRADER_PATH}", str(ex.grader_path))
+            .replace("{REFERENCE_PATH}", str(ex.reference_path))
+            .replace("{REFERENCE_DIR}", str(ex.reference_path.parent))
+            .replace("{CHECKOUT}", str(ROOT)))
+
+    def launcher(**kw):
+        launched = sandbox.launch(**kw)
+        if launcher_box is not None:
+            launcher_box.append(launched)
+        return launched
+
+    return judge.grade(ex, code, device="cpu", sandbox_mode=mode, launcher=launcher)
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+@pytest.mark.parametrize("name", CASES)
+def test_hostile_submission(fixture_content, monkeypatch, name, mode):
+    monkeypatch.setenv("SECRET_TOKEN", "xyz-secret-token")
+    expected = tomllib.loads((ROOT / "tests" / "runner_cases" / name / "expected.toml").read_text())
+    box: list = []
+    v = run_case(name, mode, box)
+    assert v.status.value in expected["status"], (v.status, v.message, [(c.name, c.status, c.message[:200]) for c in v.cases])
+    if v.status.value != "passed":
+        assert not v.ok
+    for marker in expected.get("stdout_not_contains", []):
+        assert marker not in v.stdout and marker not in v.stderr
+    if os.geteuid() == 0 and box and box[0].mode is not None:
+        launched = box[0]
+        assert launched.proc.returncode is not None
+        # nothing the submission started is left running under its uid
+        uid = getattr(launched, "uid_used", None)
+        if uid is not None:
+            assert sandbox.uid_processes(uid) == []
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_grader_healthy_after_fork_bomb(fixture_content, mode):
+    assert run_case("fork_bomb", mode).status.value != "passed"
+    assert run_case("correct", mode).status.value == "passed"
+
+
+def test_unknown_sandbox_mode_is_an_internal_error(fixture_content):
+    v = judge.grade(catalog.get("add-vectors"), "def add(x, y):\n    return x + y\n", sandbox_mode="chroot")
+    assert v.status.value == "internal_error" and "sandbox" in v.message
