@@ -68,7 +68,7 @@ class BlockManager:
             tables[i][-1] = b
         if srcs:
             self.pool.copy(srcs, dsts)
-            dead = [s for s in srcs if self.ref_count[s] == 0]
+            dead = sorted({s for s in srcs if self.ref_count[s] == 0})
             for s in dead:
                 del self.ref_count[s]
             if dead:
