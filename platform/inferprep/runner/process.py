@@ -11,6 +11,7 @@ submission makes meanwhile (``pcall`` frames) against objects registered with ``
 from __future__ import annotations
 
 import itertools
+import select
 import socket
 import threading
 import time
@@ -98,6 +99,7 @@ class SubmissionProcess:
         self.limits = {"time_s": time_s, "memory_mib": memory_mib, "output_bytes": output_bytes,
                        "nproc": nproc}
         self.device = device
+        self.tree_cpu_s = 2 * time_s + 4  # the harness's own start-up (import torch) counts here
         self.wall_s = 2 * time_s + 8  # CPU time is the real limit; wall is a backstop
         self.budget = budget or Budget()
         self.hosted: dict[int, Hosted] = {}
@@ -178,12 +180,27 @@ class SubmissionProcess:
             return self._fail(Status.RUNTIME_ERROR, f"the submission process was killed by {SIGNALS.get(sig, f'signal {sig}')} {fallback}")
         return self._fail(Status.RUNTIME_ERROR, f"the submission process exited with code {rc} {fallback}")
 
+    def _wait_readable(self) -> None:
+        """Wait for the next frame, checking every 0.25 s the CPU time of the child's whole uid
+        (a fork loop spreads over many processes, each under its own RLIMIT_CPU)."""
+        uid = self.child.uid_used
+        while True:
+            r, _, _ = select.select([self.child.sock], [], [], min(0.25, self.remaining()))
+            if r:
+                return
+            if self.remaining() <= 0.1:
+                raise socket.timeout()
+            if uid is not None and sandbox.uid_cpu_seconds(uid) > self.tree_cpu_s:
+                raise self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded "
+                                 "(counting every process the submission started)")
+
     def _recv_reply(self) -> dict:
         """Receive frames until a reply to the current call; serve proxy calls meanwhile."""
         while True:
             if self.dead:
                 raise self.dead
             try:
+                self._wait_readable()
                 msg = self.chan.recv(timeout=self.remaining())
             except socket.timeout:
                 raise self._fail(Status.TIME_LIMIT, f"wall-clock limit of {self.wall_s:g} s exceeded "

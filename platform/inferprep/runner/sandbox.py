@@ -118,6 +118,21 @@ def uid_processes(uid: int) -> list[int]:
     return out
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def uid_cpu_seconds(uid: int) -> float:
+    """CPU seconds (user + system) of the live processes of ``uid``: a fork loop's whole tree."""
+    total = 0
+    for pid in uid_processes(uid):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / _TICK
+
+
 def kill_uid(uid: int) -> int:
     """SIGKILL every process owned by ``uid`` (what a fork bomb or a setsid escape left behind).
 
