@@ -1,11 +1,13 @@
 """Hidden grader for scheduler-loop.
 
 The toy model and the KV block pool live here (trusted); the submission's ``run_engine`` drives
-its ``Scheduler`` in the sandbox against proxies of them. Checked per case, in this order:
-the simulator accepted every call; no stale KV read; per-step token budget and running-request
-cap; every request's tokens equal unbatched greedy decoding, streamed once each, finished on the
-last; no block left allocated; and the exact schedule (every forward call's requests, first
-positions and chunk sizes, and blocks in use) and the per-step events equal the reference's.
+its ``Scheduler`` in the sandbox against proxies of them. Checked per case: forward call by
+forward call, in order (the first problem is the root cause), the token budget, the cap on
+running requests (requests holding blocks), no stale KV read, the same batch as the reference
+(request ids, first positions, chunk sizes) and the same number of blocks allocated; then every
+call was accepted (no tampering), the run finished within 3x the reference's steps + 50, every
+request's tokens equal unbatched greedy decoding and end with one finished event, no block is
+left allocated, and the per-step events equal the reference's.
 """
 
 from __future__ import annotations
@@ -48,42 +50,47 @@ def check_run(g: Grading, cfg: dict, requests: list, seed: int, expected_steps=N
     max_steps = 3 * len(expected_steps) + 50
     pool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
     model = ToyModel(pool, VOCAB, seed, max_forward_calls=max_steps)
+    raised: SubmissionRaised | None = None
     try:
         steps = g.call("run_engine", cfg, requests, host(g, pool, model), max_steps)
     except SubmissionRaised as e:
-        refused = pool.violations + model.violations
-        if refused:
-            fail(f"the simulator refused a call: {refused[0]}")
-        if "not finished after" in str(e):
-            fail(f"the requests did not all finish within {max_steps} steps (the reference needs "
-                 f"{len(expected_steps)}): a deadlock or livelock?")
-        raise
-    refused = pool.violations + model.violations
-    if refused:
-        fail(f"the simulator refused a call (and the submission carried on): {refused[0]}")
-    if model.stale_reads:
-        fail(f"{len(model.stale_reads)} stale KV read(s), first: {model.stale_reads[0]} "
-             "(a block freed and reused, or a wrong block table)")
-    _check_shape(steps)
+        raised, steps = e, None
+    # Forward calls in order: the first one that breaks a limit or leaves the reference's
+    # schedule is the root cause, whatever happened afterwards.
     budget, cap = cfg["max_num_batched_tokens"], cfg["max_num_seqs"]
-    for k, rec in enumerate(model.records):
-        if rec.total_tokens > budget:
-            fail(f"forward call {k}: {rec.total_tokens} tokens {_batch(rec)}, more than "
+    for k, mine in enumerate(model.records):
+        if mine.total_tokens > budget:
+            fail(f"forward call {k}: {mine.total_tokens} tokens {_batch(mine)}, more than "
                  f"max_num_batched_tokens = {budget}")
-        if rec.num_running > cap:
-            fail(f"forward call {k}: {rec.num_running} requests hold KV blocks (running), more than "
-                 f"max_num_seqs = {cap}")
-    _check_outputs(model, requests, steps)
-    if pool.num_used:
-        fail(f"{pool.num_used} block(s) still allocated after every request finished (a leak)")
-    for k, (mine, ref) in enumerate(zip(model.records, expected_records)):
-        key = lambda r: (r.request_ids, r.starts, r.num_tokens)  # noqa: E731
-        if key(mine) != key(ref):
+        if mine.num_running > cap:
+            fail(f"forward call {k}: {mine.num_running} requests hold KV blocks (are running), more "
+                 f"than max_num_seqs = {cap}")
+        if mine.stale_reads:
+            first = next(r for r in model.stale_reads if r.startswith(f"forward call {k}:"))
+            fail(f"{mine.stale_reads} stale KV read(s) in {first} (a block freed and reused, a "
+                 "preempted request resuming without recomputing, or a wrong block table)")
+        if k >= len(expected_records):
+            fail(f"forward call {k}: the reference finishes this workload in {len(expected_records)} "
+                 "forward calls")
+        ref = expected_records[k]
+        if (mine.request_ids, mine.starts, mine.num_tokens) != (ref.request_ids, ref.starts, ref.num_tokens):
             fail(f"forward call {k} {_cfg(cfg)}: you ran {_batch(mine)}; {_first_diff(mine, ref)}")
         if mine.blocks_in_use != ref.blocks_in_use:
             fail(f"forward call {k} {_cfg(cfg)}: {mine.blocks_in_use} blocks allocated at the call, the "
                  f"reference has {ref.blocks_in_use} (allocate only what the scheduled tokens need; "
                  "free on finish and on preemption)")
+    refused = pool.violations + model.violations
+    if refused:
+        fail(f"the simulator refused a call: {refused[0]}")
+    if raised is not None:
+        if "not finished after" in str(raised):
+            fail(f"the requests did not all finish within {max_steps} steps (the reference needs "
+                 f"{len(expected_steps)}): a deadlock or livelock?")
+        raise raised
+    _check_shape(steps)
+    _check_outputs(model, requests, steps)
+    if pool.num_used:
+        fail(f"{pool.num_used} block(s) still allocated after every request finished (a leak)")
     if len(model.records) != len(expected_records):
         fail(f"{len(model.records)} forward calls, the reference makes {len(expected_records)}")
     if len(steps) != len(expected_steps):

@@ -143,6 +143,7 @@ class ForwardRecord:
     blocks_in_use: int
     num_running: int
     next_tokens: list[int]
+    stale_reads: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -309,20 +310,24 @@ class ToyModel:
             for t in range(q[i], q[i + 1]):
                 pool.writer[slot_l[t]] = (rid, pos_l[t])
         out: list[int] = []
+        stale = 0
         for i, rid in enumerate(ids):
             last = pos_l[q[i + 1] - 1]
             ctx = [tab_l[i][p // bs] * bs + p % bs for p in range(last + 1)]
             for p, s in enumerate(ctx):
-                if pool.writer[s] != (rid, p) and len(self.stale_reads) < 50:
+                if pool.writer[s] != (rid, p):
+                    stale += 1
                     w = pool.writer[s]
-                    what = "a freed or never-written slot" if w is None else f"KV of request {w[0]} position {w[1]}"
-                    self.stale_reads.append(f"request {rid} read position {p} from slot {s}, which holds {what}")
+                    what = "a freed or never-written slot" if w is None else f"the KV of request {w[0]} position {w[1]}"
+                    if len(self.stale_reads) < 50:
+                        self.stale_reads.append(f"forward call {len(self.records)}: request {rid} read position "
+                                                f"{p} from slot {s}, which holds {what}")
             idx = torch.tensor(ctx, dtype=torch.int64)
             out.append(self._next_token(x[q[i + 1] - 1], pool.k_cache[idx], pool.v_cache[idx]))
             self.computed[rid] = last + 1
         self.records.append(ForwardRecord(list(ids), [pos_l[q[i]] for i in range(b)],
                                           [q[i + 1] - q[i] for i in range(b)], pool.num_used,
-                                          len(set(pool.owner.values())), out))
+                                          len(set(pool.owner.values())), out, stale))
         return torch.tensor(out, dtype=torch.int64)
 
     def _refuse(self, exc: type[Exception], message: str):
