@@ -1,0 +1,103 @@
+"""Hidden cases for prefill-decode-crossover: tabled models on the tabled GPUs in BF16 and FP8,
+made-up models (tied, MQA, wide heads, MoE with shared experts, dense MLA) and made-up GPUs,
+prompt lengths around the crossover and far past it (attention dominates), tensor parallel, and
+the ValueError cases. Float coin flips (compute within 1e-9 of memory) are never graded."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from inferprep import specs
+from inferprep.grading import Grading, expect_close, fail
+from inferprep.specs import DType, ModelConfig
+
+RTOL = 1e-9
+KEYS = ("compute_ms", "memory_ms", "ttft_ms", "bound")
+
+TIED = ModelConfig(name="tied-1b", n_layers=16, hidden_size=2048, n_heads=32, n_kv_heads=8,
+                   head_dim=64, ffn_size=8192, vocab_size=128256, tied_embeddings=True)
+MQA_WIDE = ModelConfig(name="mqa-wide", n_layers=26, hidden_size=2304, n_heads=8, n_kv_heads=1,
+                       head_dim=256, ffn_size=9216, vocab_size=256000, tied_embeddings=True)
+MOE = ModelConfig(name="moe-shared", n_layers=24, hidden_size=2048, n_heads=16, n_kv_heads=4,
+                  head_dim=128, ffn_size=8192, vocab_size=151936, n_routed_experts=60,
+                  n_shared_experts=4, experts_per_token=4, moe_ffn_size=1408, first_dense_layers=1)
+MLA = ModelConfig(name="mla-dense", n_layers=30, hidden_size=3072, n_heads=24, n_kv_heads=24,
+                  head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
+                  kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
+          TIED, MQA_WIDE, MOE, MLA]
+
+
+def _made_up_gpu(seed: int):
+    g = torch.Generator().manual_seed(900 + seed)
+    u = torch.rand(3, generator=g, dtype=torch.float64).tolist()
+    bf16 = 10 ** (13.5 + 2 * u[0])
+    return dataclasses.replace(specs.H100_SXM, name=f"made-up-{seed}", bf16_dense_flops=bf16,
+                               fp8_dense_flops=None if u[2] < 0.3 else 2 * bf16,
+                               hbm_bytes_per_s=10 ** (11.5 + 1.5 * u[1]))
+
+
+GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB] + \
+    [_made_up_gpu(s) for s in range(3)]
+
+
+def _dtypes(gpu):
+    return [DType.BF16] + ([DType.FP8] if gpu.fp8_dense_flops is not None else [])
+
+
+def _close_call(ref, m, gpu, dt, P, n=1) -> bool:
+    c, mem = ref._times_s(m, gpu, dt, P, n)
+    return abs(c - mem) <= 1e-9 * max(c, mem)
+
+
+def _exact(actual, expected: int, name: str) -> None:
+    if isinstance(actual, bool) or not isinstance(actual, int):
+        fail(f"{name}: expected an int, got {type(actual).__name__}")
+    if actual != expected:
+        fail(f"{name}: got {actual}, which is {'too large' if actual > expected else 'too small'}")
+
+
+def _check_ttft(out, exp, tie: bool) -> None:
+    if not isinstance(out, dict) or set(out) != set(KEYS):
+        fail(f"ttft must return a dict with exactly the keys {list(KEYS)}")
+    for k in KEYS[:3]:
+        expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL)
+    if not tie and out["bound"] != exp["bound"]:
+        fail(f"['bound']: got {out['bound']!r}, which is not the term that sets this TTFT")
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    for m in MODELS:
+        for gpu in GPUS:
+            for dt in _dtypes(gpu):
+                exp = ref.prefill_crossover_tokens(m, gpu, dt)
+                if _close_call(ref, m, gpu, dt, exp) or (exp > 1 and _close_call(ref, m, gpu, dt, exp - 1)):
+                    continue
+                with g.case(f"crossover-{m.name}-{gpu.name}-{dt.value}"):
+                    _exact(g.call("prefill_crossover_tokens", m, gpu, dt), exp, "crossover")
+    for m in MODELS:
+        for gpu, dt in ((specs.H100_SXM, DType.BF16), (specs.H200_SXM, DType.FP8), (GPUS[-1], DType.BF16)):
+            x = ref.prefill_crossover_tokens(m, gpu, dt)
+            for P in sorted({1, 100, max(1, x - 1), x, 4096, 100_000}):
+                for n in (1, 8):
+                    if n == 8 and P not in (x, 4096):
+                        continue
+                    with g.case(f"ttft-{m.name}-{gpu.name}-{dt.value}-P{P}-tp{n}"):
+                        _check_ttft(g.call("ttft", m, gpu, dt, P, n), ref.ttft(m, gpu, dt, P, n),
+                                    _close_call(ref, m, gpu, dt, P, n))
+    with g.case("ttft-default-n-gpus"):
+        _check_ttft(g.call("ttft", specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, 512),
+                    ref.ttft(specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, 512), False)
+    with g.case("rejects-bad-inputs"):
+        m = specs.LLAMA_3_1_8B
+        for bad in (0, -1, 3.0, True):
+            g.raises("ValueError", "ttft", m, specs.H100_SXM, DType.BF16, bad)
+        g.raises("ValueError", "ttft", m, specs.H100_SXM, DType.BF16, 10, 0)
+        g.raises("ValueError", "ttft", m, specs.A100_SXM_80GB, DType.FP8, 10)
+        g.raises("ValueError", "prefill_crossover_tokens", m, specs.A100_SXM_80GB, DType.FP8)
+        g.raises("ValueError", "prefill_crossover_tokens", m, specs.H100_SXM, DType.INT4)
+        g.raises("ValueError", "prefill_crossover_tokens",
+                 dataclasses.replace(m, n_kv_heads=3), specs.H100_SXM, DType.BF16)
