@@ -12,7 +12,7 @@ import random
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import Grading, expect_equal, fail
 from inferprep.sim.running_sum_model import RunningSumModel, StateSpec
 
 SUMS = ("position", "softmax_denominator", "softmax_numerator", "sum_sq")
@@ -69,6 +69,21 @@ def _check_variant(model: RunningSumModel, culprit: str, context_len: int) -> No
     model.calls = 0
 
 
+def _expect_exact(got, want: float, what: str) -> None:
+    """Exact float equality; inf must be inf (expect_close lets a finite value through when the
+    expected value is inf and rtol is 0, so this checks it directly)."""
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        fail(f"{what}: expected a float, got {type(got).__name__}")
+    got = float(got)
+    if math.isnan(got):
+        fail(f"{what}: got NaN")
+    if math.isinf(want) != math.isinf(got):
+        fail(f"{what}: got {got!r}; " + ("the sum overflows before it stalls" if math.isinf(want)
+                                          else "the sum stalls at a finite value"))
+    if got != want:
+        fail(f"{what}: got {got!r}, which is not where the sum stops")
+
+
 def _budget_states(n: int) -> int:
     return math.ceil(math.log2(n)) + 1 if n > 1 else 1
 
@@ -85,6 +100,8 @@ STALLS = [
     ("fp16-plus-0.01", 0.01, torch.float16),
     ("fp32-plus-0.01", 0.01, torch.float32),
     ("bf16-tie-0.75", 0.75, torch.bfloat16),
+    ("bf16-just-above-half-ulp", 1.0 + 2.0 ** -8, torch.bfloat16),
+    ("fp16-just-above-half-ulp", 1.0 + 2.0 ** -11, torch.float16),
     ("bf16-plus-3", 3.0, torch.bfloat16),
     ("bf16-plus-1.5", 1.5, torch.bfloat16),
     ("fp16-overflow-1000", 1000.0, torch.float16),
@@ -106,8 +123,7 @@ def grade(g: Grading) -> None:
         stalls.append((f"random-{i}", inc, dt))
     for name, inc, dt in stalls:
         with g.case(f"stall-{name}"):
-            expect_close(g.call("stall_value", inc, dt), ref.stall_value(inc, dt), rtol=0.0,
-                         name=f"stall_value({inc!r}, {dt})")
+            _expect_exact(g.call("stall_value", inc, dt), ref.stall_value(inc, dt), f"stall_value({inc!r}, {dt})")
 
     variants = [
         ("bf16-position-last", 5, "position", "bf16", "last", 4096),

@@ -14,12 +14,14 @@ import pytest
 
 from conftest import FIXTURE_CONTENT, ROOT, sandbox_modes
 from inferprep import catalog
-from inferprep.runner import judge, sandbox
+from inferprep.runner import forkserver, judge, sandbox
+
+PATHS = {"cold": sandbox.launch, "warm": forkserver.launch}
 
 CASES = sorted(p.name for p in (ROOT / "tests" / "runner_cases").iterdir() if p.is_dir())
 
 
-def run_case(name: str, mode: str, launcher_box: list | None = None):
+def run_case(name: str, mode: str, launcher_box: list | None = None, path: str = "warm"):
     folder = ROOT / "tests" / "runner_cases" / name
     ex = catalog.get("add-vectors")
     code = (folder / "submission.py").read_text()
@@ -29,7 +31,7 @@ def run_case(name: str, mode: str, launcher_box: list | None = None):
             .replace("{CHECKOUT}", str(ROOT)))
 
     def launcher(**kw):
-        launched = sandbox.launch(**kw)
+        launched = PATHS[path](**kw)
         if launcher_box is not None:
             launcher_box.append(launched)
         return launched
@@ -37,13 +39,16 @@ def run_case(name: str, mode: str, launcher_box: list | None = None):
     return judge.grade(ex, code, device="cpu", sandbox_mode=mode, launcher=launcher)
 
 
+@pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("mode", sandbox_modes())
 @pytest.mark.parametrize("name", CASES)
-def test_hostile_submission(fixture_content, monkeypatch, name, mode):
+def test_hostile_submission(fixture_content, monkeypatch, name, mode, path):
     monkeypatch.setenv("SECRET_TOKEN", "xyz-secret-token")
     expected = tomllib.loads((ROOT / "tests" / "runner_cases" / name / "expected.toml").read_text())
     box: list = []
-    v = run_case(name, mode, box)
+    v = run_case(name, mode, box, path)
+    if path == "warm" and forkserver.warm_available() is None:
+        assert box[0].extra.get("warm"), "the warm path fell back to a cold start"
     assert v.status.value in expected["status"], (v.status, v.message, [(c.name, c.status, c.message[:200]) for c in v.cases])
     if v.status.value != "passed":
         assert not v.ok
@@ -58,10 +63,11 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode):
             assert sandbox.uid_processes(uid) == []
 
 
+@pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("mode", sandbox_modes())
-def test_grader_healthy_after_fork_bomb(fixture_content, mode):
-    assert run_case("fork_bomb", mode).status.value != "passed"
-    assert run_case("correct", mode).status.value == "passed"
+def test_grader_healthy_after_fork_bomb(fixture_content, mode, path):
+    assert run_case("fork_bomb", mode, path=path).status.value != "passed"
+    assert run_case("correct", mode, path=path).status.value == "passed"
 
 
 def test_unknown_sandbox_mode_is_an_internal_error(fixture_content):

@@ -78,6 +78,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         log.exception("cannot start the sandbox")
         return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot start the sandbox: {e}", **base)
 
+    base["sandbox"] += ", warm pool" if proc.child.extra.get("warm") else ", cold start"
     cases: list[CaseResult] = []
     run_status: Status | None = None
     message = ""

@@ -112,7 +112,9 @@ class SubmissionProcess:
         self.stdout, self.stderr, self.stdout_bytes, self.stderr_bytes = "", "", 0, 0
         self._send_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
-        self.launcher = launcher or sandbox.launch
+        if launcher is None:
+            from .forkserver import launch as launcher
+        self.launcher = launcher
         self.started = time.monotonic()
         self.child = self.launcher(device=device, mode=mode)
         self.mode = self.child.mode
@@ -168,7 +170,7 @@ class SubmissionProcess:
         """Classify why the child stopped answering."""
         rc, cpu = self.child.wait(timeout=2.0)
         self.returncode, self.cpu_used = rc, cpu
-        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 and self.mode == "bwrap" else 0)
+        sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 and self.child.signal_128 else 0)
         err = self.child.stderr_path.read_bytes()[-4000:].decode("utf-8", "replace")
         if sig == 24 or (sig == 9 and cpu >= self.time_s):
             return self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded")

@@ -199,6 +199,11 @@ class Launched:
     extra: dict = field(default_factory=dict)
     uid_used: int | None = None
 
+    @property
+    def signal_128(self) -> bool:
+        """bwrap reports a child killed by signal N as exit code 128 + N."""
+        return self.mode == "bwrap"
+
     def wait(self, timeout: float) -> tuple[int | None, float]:
         """(return code, CPU seconds of the child tree) after it exits or is killed."""
         deadline = time.monotonic() + timeout
@@ -254,6 +259,36 @@ def harness_argv(fd: int) -> list[str]:
     return [sys.executable, "-I", "-u", "-c", boot]
 
 
+def bwrap_argv(device: str, caps: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap prefix: read-only /, private /tmp, content and home hidden, Python revealed,
+    no network, own pid/ipc/uts namespaces. ``caps`` are kept (the warm pool's fork server needs
+    CAP_SETUID and friends to give each child its own uid; the children drop them all)."""
+    argv = [shutil.which("bwrap"), "--die-with-parent", "--new-session",
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for cap in caps:
+        argv += ["--cap-add", cap]
+    hide = sorted(set(hidden_paths()) | {Path("/tmp").resolve()}, key=lambda p: len(p.parts))
+    for h in hide:
+        if h.exists():
+            argv += ["--perms", "01777", "--size", str(512 << 20), "--tmpfs", str(h)] if h == Path("/tmp") \
+                else ["--tmpfs", str(h)]
+    made: set[Path] = set()
+    for r in revealed_paths():
+        if r.exists() and _under(r, hide):
+            top = max((h for h in hide if h == r or h in r.parents), key=lambda h: len(h.parts))
+            # bwrap would create the missing parents with mode 0700: make them traversable.
+            for a in reversed([a for a in r.parents if top in a.parents]):
+                if a not in made:
+                    made.add(a)
+                    argv += ["--perms", "0755", "--dir", str(a)]
+            argv += ["--ro-bind", str(r), str(r)]
+    if device == "cuda":
+        for dev in sorted(Path("/dev").glob("nvidia*")):
+            argv += ["--dev-bind", str(dev), str(dev)]
+    return argv
+
+
 def launch(device: str = "cpu", mode: str | None = None) -> Launched:
     """Start a cold child running the harness; returns once the process exists (not yet ready)."""
     mode = sandbox_mode(mode)
@@ -267,29 +302,7 @@ def launch(device: str = "cpu", mode: str | None = None) -> Launched:
     fd = child_sock.fileno()
     if mode == "bwrap":
         workdir = "/tmp"
-        argv = [shutil.which("bwrap"), "--die-with-parent", "--new-session",
-                "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        hide = sorted(set(hidden_paths()) | {Path("/tmp").resolve()}, key=lambda p: len(p.parts))
-        for h in hide:
-            if h.exists():
-                argv += ["--perms", "01777", "--size", str(256 << 20), "--tmpfs", str(h)] if h == Path("/tmp") \
-                    else ["--tmpfs", str(h)]
-        made: set[Path] = set()
-        for r in revealed_paths():
-            if r.exists() and _under(r, hide):
-                top = max((h for h in hide if h == r or h in r.parents), key=lambda h: len(h.parts))
-                # bwrap would create the missing parents with mode 0700: make them traversable.
-                for a in reversed([a for a in r.parents if top in a.parents]):
-                    if a not in made:
-                        made.add(a)
-                        argv += ["--perms", "0755", "--dir", str(a)]
-                argv += ["--ro-bind", str(r), str(r)]
-        if device == "cuda":
-            for dev in sorted(Path("/dev").glob("nvidia*")):
-                argv += ["--dev-bind", str(dev), str(dev)]
-        argv += ["--chdir", workdir, "--"]
-        argv += drop + harness_argv(fd)
+        argv = bwrap_argv(device) + ["--chdir", workdir, "--"] + drop + harness_argv(fd)
         cwd = "/"
     else:
         work = scratch / "work"

@@ -3,27 +3,33 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import torch
 
 _FORMATS = {torch.bfloat16: (8, -126, 127), torch.float16: (11, -14, 15), torch.float32: (24, -126, 127)}
+_S = 1100  # every value is an integer count of 2**-_S: exact for any float increment and any format value
 
 
-def _round(v: Fraction, p: int, emin: int, emax: int) -> Fraction | float:
-    """v >= 0 rounded to the format, ties to even; math.inf past the largest finite value."""
+def _round(v: int, p: int, emin: int, emax: int) -> int | float:
+    """v >= 0 (in units of 2**-_S) rounded to the format, ties to even; math.inf past the top."""
     if v == 0:
-        return Fraction(0)
-    e = v.numerator.bit_length() - v.denominator.bit_length()   # 2**e <= v < 2**(e+2)
-    if Fraction(2) ** e > v:
-        e -= 1
-    elif Fraction(2) ** (e + 1) <= v:
-        e += 1
-    ulp = Fraction(2) ** (max(e, emin) - (p - 1))
-    r = round(v / ulp) * ulp
-    if r > (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax:
+        return 0
+    e = v.bit_length() - 1 - _S                       # 2**e <= value < 2**(e + 1)
+    ulp = 1 << (max(e, emin) - (p - 1) + _S)
+    q, r = divmod(v, ulp)
+    if 2 * r > ulp or (2 * r == ulp and q % 2 == 1):
+        q += 1
+    out = q * ulp
+    if out > ((1 << p) - 1) << (emax - p + 1 + _S):
         return math.inf
-    return r
+    return out
+
+
+def _to_float(v: int) -> float:
+    if v == 0:
+        return 0.0
+    shift = max(0, v.bit_length() - 60)           # a format value has at most 24 significant bits
+    return math.ldexp(v >> shift, shift - _S)
 
 
 def stall_value(increment: float, dtype: torch.dtype) -> float:
@@ -34,8 +40,9 @@ def stall_value(increment: float, dtype: torch.dtype) -> float:
             or increment <= 0:
         raise ValueError(f"increment must be a finite number > 0, got {increment!r}")
     p, emin, emax = _FORMATS[dtype]
-    inc = Fraction(increment)
-    x = Fraction(0)
+    num, den = float(increment).as_integer_ratio()    # den is a power of two
+    inc = num << (_S - (den.bit_length() - 1))
+    x = 0
 
     def step(v):
         return _round(v + inc, p, emin, emax)
@@ -45,21 +52,17 @@ def stall_value(increment: float, dtype: torch.dtype) -> float:
         if x1 == math.inf:
             return math.inf
         if x1 == x:
-            return float(x)
+            return _to_float(x)
         d = x1 - x
         x2 = step(x1)
         if x2 == math.inf:
             return math.inf
         if x2 - x1 == d:
-            # Same step twice in a row: it stays the same until x + inc leaves x1's binade.
-            e = x1.numerator.bit_length() - x1.denominator.bit_length()
-            while Fraction(2) ** (e + 1) <= x1:
-                e += 1
-            while Fraction(2) ** e > x1:
-                e -= 1
-            top = Fraction(2) ** (max(e, emin) + 1)
-            n = math.ceil((top - inc - x1) / d)      # steps from x1 whose sum stays below top
-            x = x1 + max(n - 1, 0) * d if n > 1 else x2
+            # The same step twice in a row: it stays the same until x + inc leaves x1's binade.
+            e = x1.bit_length() - 1 - _S
+            top = 1 << (max(e, emin) + 1 + _S)
+            n = -(-(top - inc - x1) // d)             # steps from x1 whose sum stays below top
+            x = x1 + (n - 1) * d if n > 1 else x2
         else:
             x = x1
 

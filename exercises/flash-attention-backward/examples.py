@@ -1,0 +1,4 @@
+from inferprep.grading import Grading
+
+def grade(g: Grading) -> None:
+    pass

@@ -1,0 +1,89 @@
+"""Hidden cases for decode-floor: dense tabled and made-up models (tied, MHA, MQA, wide heads,
+dense MLA), the four GPUs and a made-up one, batches of 1 to 64 ragged sequences, mixed weight
+and KV dtypes, gap splits across efficiencies and overheads, and the ValueError cases."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+from inferprep import specs
+from inferprep.grading import Grading, expect_close, fail
+from inferprep.specs import DType, ModelConfig
+
+RTOL = 1e-9
+FLOOR_KEYS = ("weight_bytes", "kv_bytes", "floor_ms")
+GAP_KEYS = ("weights_ms", "kv_ms", "bandwidth_gap_ms", "overhead_ms", "step_ms", "largest_gap")
+
+TIED = ModelConfig(name="tied-1b", n_layers=16, hidden_size=2048, n_heads=32, n_kv_heads=8,
+                   head_dim=64, ffn_size=8192, vocab_size=128256, tied_embeddings=True)
+MHA = ModelConfig(name="mha-7b", n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=32,
+                  head_dim=128, ffn_size=11008, vocab_size=32000)
+MQA_WIDE = ModelConfig(name="mqa-wide", n_layers=26, hidden_size=2304, n_heads=8, n_kv_heads=1,
+                       head_dim=256, ffn_size=9216, vocab_size=256000, tied_embeddings=True)
+MLA = ModelConfig(name="mla-dense", n_layers=30, hidden_size=3072, n_heads=24, n_kv_heads=24,
+                  head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
+                  kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, TIED, MHA, MQA_WIDE, MLA]
+ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", hbm_bytes_per_s=1.234e12)
+GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, ODD_GPU]
+DTYPES = [(DType.BF16, DType.BF16), (DType.FP8, DType.FP8), (DType.INT4, DType.FP8),
+          (DType.INT8, DType.BF16), (DType.FP32, DType.FP32), (DType.BF16, DType.INT4)]
+
+
+def _lens(seed: int) -> list[int]:
+    g = torch.Generator().manual_seed(300 + seed)
+    b = int(torch.randint(1, 65, (1,), generator=g))
+    hi = int(torch.randint(2, 200_000, (1,), generator=g))
+    return [int(x) for x in torch.randint(1, hi, (b,), generator=g)]
+
+
+def _check(out, exp, keys) -> None:
+    if not isinstance(out, dict) or set(out) != set(keys):
+        fail(f"expected a dict with exactly the keys {list(keys)}")
+    for k in keys:
+        if k == "largest_gap":
+            vals = sorted((exp["kv_ms"], exp["bandwidth_gap_ms"], exp["overhead_ms"]))
+            tie = vals[2] - vals[1] <= 1e-9 * max(vals[2], 1e-300)
+            if not tie and out[k] != exp[k]:
+                fail(f"['largest_gap']: got {out[k]!r}, which is not the largest of the three gaps")
+        else:
+            expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    i = 0
+    for m in MODELS:
+        for gpu in GPUS:
+            for wd, kd in DTYPES[:3] if gpu is not specs.H100_SXM else DTYPES:
+                i += 1
+                lens = [1] if i % 5 == 0 else ([8192] * 32 if i % 5 == 1 else _lens(i))
+                with g.case(f"floor-{m.name}-{gpu.name}-{wd.value}-{kd.value}-b{len(lens)}"):
+                    _check(g.call("decode_floor", m, gpu, lens, wd, kd),
+                           ref.decode_floor(m, gpu, lens, wd, kd), FLOOR_KEYS)
+    with g.case("floor-tuple-of-lengths"):
+        lens = (5, 17, 1)
+        _check(g.call("decode_floor", MHA, specs.H100_SXM, lens, DType.BF16, DType.BF16),
+               ref.decode_floor(MHA, specs.H100_SXM, lens, DType.BF16, DType.BF16), FLOOR_KEYS)
+    for j, (eff, ovh) in enumerate([(1.0, 0.0), (0.8, 0.5), (0.55, 0.0), (0.92, 5.0), (0.7, 1.25),
+                                    (1.0, 3)]):
+        for m in (specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, MQA_WIDE, MLA):
+            lens = _lens(100 + j) if j % 2 else [4096] * 16
+            with g.case(f"gaps-{m.name}-eff{eff}-ovh{ovh}-b{len(lens)}"):
+                _check(g.call("decode_gaps", m, specs.H100_SXM, lens, DType.BF16, DType.FP8, eff, ovh),
+                       ref.decode_gaps(m, specs.H100_SXM, lens, DType.BF16, DType.FP8, eff, ovh),
+                       GAP_KEYS)
+    with g.case("rejects-bad-inputs"):
+        m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
+        g.raises("ValueError", "decode_floor", m, gpu, [], bf, bf)
+        g.raises("ValueError", "decode_floor", m, gpu, [10, 0], bf, bf)
+        g.raises("ValueError", "decode_floor", m, gpu, [10, 2.5], bf, bf)
+        g.raises("ValueError", "decode_floor", specs.MIXTRAL_8X7B, gpu, [10], bf, bf)
+        g.raises("ValueError", "decode_floor", dataclasses.replace(m, n_kv_heads=7), gpu, [10], bf, bf)
+        for eff in (0.0, -0.5, 1.5, math.nan):
+            g.raises("ValueError", "decode_gaps", m, gpu, [10], bf, bf, eff, 0.0)
+        for ovh in (-1.0, math.nan, math.inf):
+            g.raises("ValueError", "decode_gaps", m, gpu, [10], bf, bf, 0.9, ovh)

@@ -1,0 +1,148 @@
+"""Hidden grader for flash-attention-backward.
+
+The truth is torch.autograd through naive attention in float64 on the same (already rounded)
+inputs; O and lse handed to the submission come from that float64 forward, rounded to the
+input dtype (O) and to float32 (lse; float64 for float64 inputs), as a real forward kernel
+would have saved them. Cases: lengths no block divides, causal and not, one-row blocks,
+scores around -150 (lse far from 0, so an unscaled or shifted exponent is visible), an explicit
+scale != 1/sqrt(d) (so an unscaled logsumexp cannot hide), bf16/fp16/float64, and a long causal
+case (N = 12288, float32) where an N x N float32 matrix alone exceeds the memory limit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from inferprep.grading import Grading, expect_tensor, fail
+
+TOL = {  # (rtol, atol) per input dtype, for dq, dk, dv
+    torch.float64: (1e-9, 1e-10),
+    torch.float32: (1e-4, 2e-5),
+    torch.bfloat16: (2e-2, 3e-2),
+    torch.float16: (5e-3, 5e-3),
+}
+
+
+def naive(q, k, v, causal, scale):
+    n = q.shape[-2]
+    s = (q @ k.transpose(-1, -2)) * scale
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+    return torch.softmax(s, -1) @ v, torch.logsumexp(s, -1)
+
+
+def truth(q, k, v, do, causal, scale):
+    q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+    o, lse = naive(q64, k64, v64, causal, scale)
+    o.backward(do.double())
+    return o.detach(), lse.detach(), (q64.grad, k64.grad, v64.grad)
+
+
+def unpack(out):
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        fail("flash_attention_backward must return a triple (dq, dk, dv)")
+    return out
+
+
+def check_backward(g, q, k, v, do, causal, block_q, block_k, scale=None, pass_scale=False):
+    d = q.shape[-1]
+    sc = 1.0 / math.sqrt(d) if scale is None else scale
+    o, lse, grads = truth(q, k, v, do, causal, sc)
+    lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
+    kwargs = {"causal": causal, "block_q": block_q, "block_k": block_k}
+    if scale is not None or pass_scale:
+        kwargs["scale"] = scale
+    out = unpack(g.call("flash_attention_backward", q, k, v, o.to(q.dtype), lse.to(lse_dtype), do, **kwargs))
+    rtol, atol = TOL[q.dtype]
+    for name, got, want in zip(("dq", "dk", "dv"), out, grads):
+        expect_tensor(got, want.to(q.dtype), name=name, rtol=rtol, atol=atol)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    dev = g.device
+
+    def rnd(seed, *shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g.rng(seed), dtype=torch.float64).to(dtype).to(dev)
+
+    shapes = [  # (B, H, N, d, block_q, block_k, causal)
+        (1, 1, 64, 16, 16, 16, False),
+        (2, 3, 100, 16, 32, 24, False),
+        (2, 3, 100, 16, 32, 24, True),
+        (1, 2, 77, 8, 16, 64, True),
+        (1, 2, 77, 8, 64, 16, True),
+        (1, 1, 5, 4, 64, 64, True),
+        (1, 1, 37, 8, 1, 1, True),
+        (1, 1, 130, 32, 7, 13, False),
+        (3, 1, 1, 8, 16, 16, True),
+    ]
+    for c, (b, h, n, d, bq, bk, causal) in enumerate(shapes):
+        with g.case(f"backward-N{n}-d{d}-bq{bq}-bk{bk}-{'causal' if causal else 'full'}"):
+            q, k, v, do = (rnd(100 * c + t, b, h, n, d) for t in range(4))
+            check_backward(g, q, k, v, do, causal, bq, bk)
+
+    with g.case("backward-float64"):
+        q, k, v, do = (rnd(900 + t, 2, 2, 45, 8, dtype=torch.float64) for t in range(4))
+        check_backward(g, q, k, v, do, True, 16, 8)
+    for dt in (torch.bfloat16, torch.float16):
+        with g.case(f"backward-{str(dt).split('.')[-1]}-N300"):
+            q, k, v, do = (rnd(950 + t, 1, 2, 300, 32, dtype=dt) for t in range(4))
+            check_backward(g, q, k, v, do, True, 64, 48)
+    with g.case("backward-explicit-scale-0.05"):
+        q, k, v, do = (rnd(970 + t, 1, 2, 50, 8) for t in range(4))
+        check_backward(g, q, k, v, do, True, 16, 16, scale=0.05)
+    with g.case("backward-scale-None-explicit"):
+        q, k, v, do = (rnd(975 + t, 1, 1, 40, 16) for t in range(4))
+        check_backward(g, q, k, v, do, False, 16, 16, pass_scale=True)
+    for causal in (False, True):
+        with g.case(f"very-negative-rows-{'causal' if causal else 'full'}"):
+            n, d = 70, 16
+            k = (1.0 + 0.05 * torch.randn(1, 1, n, d, generator=g.rng(980), dtype=torch.float64)).float().to(dev)
+            q = rnd(981, 1, 1, n, d)
+            q[..., ::3, :] = -150.0 / math.sqrt(d)
+            v, do = rnd(982, 1, 1, n, d), rnd(983, 1, 1, n, d)
+            check_backward(g, q, k, v, do, causal, 16, 32)
+    with g.case("single-key-tile-covers-all"):   # one K tile: per-tile shortcuts look right here ...
+        q, k, v, do = (rnd(990 + t, 1, 1, 24, 8) for t in range(4))
+        check_backward(g, q, k, v, do, False, 8, 64)
+    with g.case("many-key-tiles"):               # ... and wrong here
+        q, k, v, do = (rnd(995 + t, 1, 1, 24, 8) for t in range(4))
+        check_backward(g, q, k, v, do, False, 24, 5)
+
+    with g.case("rejects-bad-input"):
+        q = rnd(999, 1, 1, 8, 4)
+        lse = torch.zeros(1, 1, 8, device=dev)
+        g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse, q[..., :7, :])
+        g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse[..., :7], q)
+        g.raises("ValueError", "flash_attention_backward", q, q, q.double(), q, lse, q)
+        g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse, q, block_k=0)
+
+    with g.case("long-causal-N12288-no-NxN"):
+        n, d = 12288, 32
+        q, k, v, do = (rnd(3000 + t, 1, 1, n, d) for t in range(4))
+        fwd = _forward(ref, q, k, v)
+        o, lse = fwd
+        out = unpack(g.call("flash_attention_backward", q, k, v, o, lse, do, causal=True, block_q=256, block_k=256))
+        want = ref.flash_attention_backward(q.double(), k.double(), v.double(), o.double(), lse.double(),
+                                            do.double(), True, 1024, 1024)
+        for name, got, w in zip(("dq", "dk", "dv"), out, want):
+            expect_tensor(got, w.float(), name=name, rtol=1e-4, atol=2e-5)
+
+
+def _forward(ref, q, k, v):
+    """O and lse of a causal float32 forward, tiled (the parent must not build N x N either)."""
+    n, d = q.shape[-2], q.shape[-1]
+    scale = 1.0 / math.sqrt(d)
+    o = torch.empty_like(q)
+    lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
+    step = 1024
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        s = (q[..., i0:i1, :].double() @ k[..., :i1, :].double().transpose(-1, -2)) * scale
+        rows = torch.arange(i0, i1, device=q.device)[:, None]
+        s = s.masked_fill(torch.arange(i1, device=q.device)[None, :] > rows, -math.inf)
+        o[..., i0:i1, :] = (torch.softmax(s, -1) @ v[..., :i1, :].double()).float()
+        lse[..., i0:i1] = torch.logsumexp(s, -1).float()
+    return o, lse

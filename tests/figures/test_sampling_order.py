@@ -1,0 +1,147 @@
+"""Every figure quoted by sampling-order's statement and editorial, computed by the reference."""
+
+import itertools
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+from inferprep.grading import load_module
+
+ROOT = Path(__file__).resolve().parents[2]
+ref = load_module(ROOT / "reference" / "sampling_order.py", "_fig_sampling_order")
+joint = load_module(ROOT / "tests" / "wrong" / "sampling_order" / "joint_filter_sglang_style.py",
+                    "_fig_sampling_order_joint")
+
+HF = ("temperature", "top_k", "top_p", "min_p")
+VLLM_V1 = ("temperature", "min_p", "top_k", "top_p")
+LLAMA_CPP = ("top_k", "top_p", "min_p", "temperature")
+SIX = [0.45, 0.25, 0.12, 0.08, 0.06, 0.04]          # the editorial's row (probabilities)
+
+
+def logp(q) -> torch.Tensor:
+    return torch.tensor([q], dtype=torch.float64).log()
+
+
+def r3(t: torch.Tensor) -> list[float]:
+    return [round(v, 3) for v in t.flatten().tolist()]
+
+
+def probs(x, order=HF, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0) -> torch.Tensor:
+    return ref.sampling_probs(x, temperature, top_k, top_p, min_p, order=order).double()
+
+
+def support(p: torch.Tensor) -> set[int]:
+    return {i for i, v in enumerate(p.flatten().tolist()) if v > 0}
+
+
+def steps(q, order, T, p, m) -> list[list[float]]:
+    """The row's probabilities after each active knob, in order (top-k is off here)."""
+    x, out = logp(q), []
+    one = lambda v: torch.tensor([v], dtype=torch.float64)  # noqa: E731
+    for knob in order:
+        if knob == "temperature":
+            x = ref._temperature(x, one(T))
+        elif knob == "top_p":
+            x = ref._top_p(x, one(p))
+        elif knob == "min_p":
+            x = ref._min_p(x, one(m))
+        else:
+            continue
+        out.append(r3(x.softmax(-1)))
+    return out
+
+
+# -- statement: logits [3, 2, 1], temperature 0.5, top_p 0.8 --------------------------------------
+
+def test_statement_example():
+    x = torch.tensor([[3.0, 2.0, 1.0]], dtype=torch.float64)
+    assert r3((x / 0.5).softmax(-1)) == [0.867, 0.117, 0.016]
+    assert r3(probs(x, temperature=0.5, top_p=0.8)) == [1.0, 0.0, 0.0]
+    assert r3(x.softmax(-1)) == [0.665, 0.245, 0.090]
+    assert round(float(x.softmax(-1)[0, :2].sum()), 3) == 0.910
+    last = probs(x, LLAMA_CPP, temperature=0.5, top_p=0.8)
+    assert r3(last) == [0.881, 0.119, 0.0]
+    assert round(float(last[0, 1]) * 100) == 12
+
+
+def test_statement_rules():
+    assert support(probs(torch.tensor([[3.0, 3.0, 2.0, 1.0]]), top_k=2)) == {0, 1}
+    assert support(probs(torch.tensor([[2.0, 1.0, 1.0, 0.0]]), top_k=2)) == {0, 1, 2}
+    exact = torch.tensor([[0.0, -math.log(2), -2 * math.log(2), -2 * math.log(2)]], dtype=torch.float64)
+    assert exact.softmax(-1).flatten().tolist() == [0.5, 0.25, 0.125, 0.125]
+    assert support(probs(exact, top_p=0.5)) == {0}
+    assert support(probs(torch.tensor([[1.0, 3.0, 3.0, 2.0]]), temperature=1e-6)) == {1, 2}
+
+
+# -- editorial: the six-token row through three engines' orders -----------------------------------
+
+@pytest.mark.parametrize("order, want_steps, kept", [
+    (HF, [[.349, .236, .145, .110, .091, .069], [.375, .253, .155, .119, .098, 0], [.375, .253, .155, .119, .098, 0]], 5),
+    (VLLM_V1, [[.349, .236, .145, .110, .091, .069], [.375, .253, .155, .119, .098, 0], [.416, .281, .172, .131, 0, 0]], 4),
+    (LLAMA_CPP, [[.5, .278, .133, .089, 0, 0], [.549, .305, .146, 0, 0, 0], [.478, .323, .198, 0, 0, 0]], 3),
+])
+def test_six_token_table(order, want_steps, kept):
+    assert steps(SIX, order, 1.5, 0.85, 0.25) == want_steps
+    final = probs(logp(SIX), order, temperature=1.5, top_p=0.85, min_p=0.25)
+    assert r3(final) == want_steps[-1]
+    assert len(support(final)) == kept
+
+
+def test_six_token_pairs():
+    x = logp(SIX)
+    tempered = (x / 1.5).softmax(-1)
+    assert round(float(tempered[0, :4].sum()), 4) == 0.8395
+    assert round(sum(SIX[:4]), 2) == 0.90
+    assert len(support(probs(x, HF, temperature=1.5, top_p=0.85))) == 5
+    last = probs(x, LLAMA_CPP, temperature=1.5, top_p=0.85)
+    assert len(support(last)) == 4 and r3(last)[:4] == [.416, .281, .172, .131]
+    hf = probs(x, HF, temperature=1.5, top_p=0.85, min_p=0.25)
+    assert round(0.25 * float(hf.max()), 3) == 0.094 and round(float(hf[0, 4]), 3) == 0.098
+    after_min_p = ref._min_p(x / 1.5, torch.tensor([0.25], dtype=torch.float64)).softmax(-1)
+    assert round(float(after_min_p[0, :4].sum()), 3) == 0.902
+    assert r3(probs(x, HF, top_p=0.85, min_p=0.25))[:3] == [.549, .305, .146]
+    assert r3(probs(x, VLLM_V1, top_p=0.85, min_p=0.25))[:2] == [.643, .357]
+    assert len(support(probs(x, VLLM_V1, top_p=0.85, min_p=0.25))) == 2
+
+
+def test_six_token_all_orders():
+    x = logp(SIX)
+    sizes = Counter(len(support(probs(x, list(o), temperature=1.5, top_p=0.85, min_p=0.25)))
+                    for o in itertools.permutations(HF))
+    assert sizes == {5: 4, 4: 8, 3: 8, 2: 4}
+
+
+def test_commuting_pairs():
+    g = torch.Generator().manual_seed(0)
+    for _ in range(100):
+        x = torch.randn(1, 12, generator=g, dtype=torch.float64) * 2
+        T = float(torch.rand(1, generator=g)) * 2 + 0.2
+        k = int(torch.randint(1, 12, (1,), generator=g))
+        m = float(torch.rand(1, generator=g)) * 0.5
+        a = probs(x, ("temperature", "top_k", "top_p", "min_p"), temperature=T, top_k=k)
+        b = probs(x, ("top_k", "temperature", "top_p", "min_p"), temperature=T, top_k=k)
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-15)
+        a = probs(x, ("top_k", "min_p", "top_p", "temperature"), top_k=k, min_p=m)
+        b = probs(x, ("min_p", "top_k", "top_p", "temperature"), top_k=k, min_p=m)
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-15)
+        # min-p m after temperature T is min-p m**T before it
+        a = probs(x, ("temperature", "min_p", "top_k", "top_p"), temperature=T, min_p=m)
+        b = probs(x, ("min_p", "temperature", "top_k", "top_p"), temperature=T, min_p=m ** T)
+        assert support(a) == support(b)
+
+
+def test_editorial_other_numbers():
+    x = torch.tensor([[5.0, 1.0, -3.0]], dtype=torch.float64)
+    assert support(probs(x, min_p=0.1)) == {0}
+    assert f"{float(x.softmax(-1)[0, 2]):.1e}" == "3.3e-04"
+    assert f"{float(torch.tensor([5.0, 0.0, 0.0], dtype=torch.float64).softmax(-1)[2]):.1e}" == "6.6e-03"
+    assert round(0.25 ** 1.5, 3) == 0.125
+    b = logp([0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
+    assert support(probs(b, top_k=3, top_p=0.6)) == {0, 1}
+    assert support(joint.sampling_probs(b, 1.0, 3, 0.6)) == {0, 1, 2}
+    assert support(probs(logp([0.5, 0.3, 0.2]), top_p=0.6)) == {0, 1}
+    assert torch.tensor(1 - 1e-8, dtype=torch.float32).item() == 1.0
+    assert support(probs(torch.tensor([[2.0, 1.0, 0.0, -1.0]]), temperature=0.8, top_p=1e-8)) == {0}
