@@ -31,7 +31,8 @@ def _fmt(rec, j: int) -> str:
 
 
 def _batch(rec) -> str:
-    return "[" + ", ".join(_fmt(rec, j) for j in range(len(rec.request_ids))) + "]"
+    # No square brackets: the CLI's table would read "[r4 ...]" as rich markup and drop it.
+    return "(" + ", ".join(_fmt(rec, j) for j in range(len(rec.request_ids))) + ")"
 
 
 def check_run(g: Grading, cfg: dict, requests: list, seed: int, expected_steps=None,
@@ -82,6 +83,7 @@ def check_run(g: Grading, cfg: dict, requests: list, seed: int, expected_steps=N
     refused = pool.violations + model.violations
     if refused:
         fail(f"the simulator refused a call: {refused[0]}")
+    _check_finished_hold_nothing(pool, model, requests)
     if raised is not None:
         if "not finished after" in str(raised):
             fail(f"the requests did not all finish within {max_steps} steps (the reference needs "
@@ -113,6 +115,20 @@ def _first_diff(mine, ref) -> str:
     if len(mine.request_ids) > len(ref.request_ids):
         return f"the reference schedules only the first {len(ref.request_ids)} of these"
     return f"the reference also schedules {_fmt(ref, len(mine.request_ids))}"
+
+
+def _check_finished_hold_nothing(pool: KVBlockPool, model: ToyModel, requests: list) -> None:
+    """A request whose last token has been computed (KV for len(prompt) + max_new_tokens - 1
+    positions) is finished and must hold no block, whether or not the run completed."""
+    kv_total = {rid: len(prompt) + m - 1 for _, rid, prompt, m in requests}
+    held: dict[str, list[int]] = {}
+    for blk, rid in pool.owner.items():
+        if rid in kv_total and model.computed.get(rid, 0) >= kv_total[rid] and blk in pool.allocated:
+            held.setdefault(rid, []).append(blk)
+    if held:
+        rid = sorted(held)[0]
+        fail(f"request {rid} has finished but still holds {len(held[rid])} block(s) (free a request's "
+             f"blocks in the step that emits its last token); {len(held)} finished request(s) leak")
 
 
 def _check_shape(steps) -> None:

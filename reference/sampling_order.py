@@ -32,7 +32,7 @@ def sample(logits: torch.Tensor, temperature, top_k, top_p, min_p=0.0, order=DEF
     if probs.shape[0] == 0:
         return torch.empty(0, dtype=torch.int64, device=probs.device)
     drawn = torch.multinomial(probs, 1, generator=generator).squeeze(1)
-    return torch.where(greedy, probs.argmax(dim=-1), drawn)
+    return torch.where(greedy, probs.argmax(dim=-1), drawn)   # a greedy row is a one-hot
 
 
 # -- the four knobs, each on the current (B, V) float64 logits --------------------------------------
@@ -89,8 +89,16 @@ def _probs64(logits, temperature, top_k, top_p, min_p, order):
         else:
             x = _min_p(x, m)
     probs = x.softmax(dim=-1)
-    first_max = torch.nn.functional.one_hot(logits.argmax(dim=-1), V).to(torch.float64)
-    return torch.where(greedy[:, None], first_max, probs), greedy
+    return torch.where(greedy[:, None], _first_argmax_one_hot(logits.to(torch.float64)), probs), greedy
+
+
+def _first_argmax_one_hot(z: torch.Tensor) -> torch.Tensor:
+    """One-hot on the lowest index of each row's maximum (spelled out: argmax's tie rule is not
+    something to lean on across devices)."""
+    V = z.shape[-1]
+    pos = torch.arange(V, device=z.device).expand_as(z)
+    first = torch.where(z == z.max(dim=-1, keepdim=True).values, pos, V).min(dim=-1).values
+    return torch.nn.functional.one_hot(first, V).to(torch.float64)
 
 
 # -- validation ---------------------------------------------------------------------------------------

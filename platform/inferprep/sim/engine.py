@@ -65,7 +65,7 @@ class KVBlockPool:
         self.peak_used = 0
         self.violations: list[str] = []
         self.calls_since_forward = 0
-        self.max_calls_per_step = 5_000
+        self.max_calls_per_step = 1_000
 
     # -- methods a submission may call ----------------------------------------------------------
     def allocate(self, num_blocks: int) -> list[int] | None:

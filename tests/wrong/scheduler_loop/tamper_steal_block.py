@@ -113,6 +113,8 @@ class Scheduler:
                 scheduled.append((req, n))
                 budget -= n
 
+        if not scheduled:
+            return []
         next_tokens = model.forward(*self._model_inputs(scheduled)).tolist()
 
         events = []

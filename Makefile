@@ -1,0 +1,33 @@
+# Two commands for a fresh machine:  make run  (serve the platform)  ·  make test  (run the tests)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install check bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch first (a bare `pip install torch` pulls a multi-GB CUDA build).
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/inferprep serve --host $(HOST) --port $(PORT)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n auto --dist loadgroup
+
+check: $(STAMP)
+	$(VENV)/bin/inferprep check-exercise --all
+
+bench: $(STAMP)
+	$(PY) bench/runner.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache artifacts

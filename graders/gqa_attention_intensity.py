@@ -1,0 +1,100 @@
+"""Hidden cases for gqa-attention-intensity: tabled GQA and MLA models plus made-up ones (MHA,
+MQA, wide heads, MLA variants, seeded random GQA), batches from 1 to 4096 and contexts from 1 to
+1M (the intensity must not move), KV dtypes, the four GPUs plus one whose ridge is exactly 256
+(an MQA model lands exactly on it: compute-bound), and the ValueError cases."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from inferprep import specs
+from inferprep.grading import Grading, expect_close, fail
+from inferprep.specs import DType, ModelConfig
+
+RTOL = 1e-9
+KEYS = ("intensity", "ridge", "fraction_of_ridge", "bound")
+
+MHA = ModelConfig(name="mha", n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=32,
+                  head_dim=128, ffn_size=11008, vocab_size=32000)
+MQA_WIDE = ModelConfig(name="mqa-wide", n_layers=26, hidden_size=2304, n_heads=8, n_kv_heads=1,
+                       head_dim=256, ffn_size=9216, vocab_size=256000)
+MQA_256 = ModelConfig(name="mqa-256-heads", n_layers=2, hidden_size=4096, n_heads=256, n_kv_heads=1,
+                      head_dim=16, ffn_size=1024, vocab_size=1000)
+MLA_LITE = ModelConfig(name="mla-lite", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
+                       head_dim=192, ffn_size=10944, vocab_size=102400, kv_lora_rank=512,
+                       qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+MLA_ODD = ModelConfig(name="mla-odd", n_layers=5, hidden_size=1024, n_heads=40, n_kv_heads=40,
+                      head_dim=80, ffn_size=2048, vocab_size=5000, q_lora_rank=256,
+                      kv_lora_rank=320, qk_nope_head_dim=48, qk_rope_head_dim=32, v_head_dim=96)
+EXACT_GPU = dataclasses.replace(specs.H100_SXM, name="ridge-256", bf16_dense_flops=float(2**50),
+                                fp8_dense_flops=float(2**51), hbm_bytes_per_s=float(2**42))
+
+
+def _random(seed: int) -> ModelConfig:
+    g = torch.Generator().manual_seed(700 + seed)
+    kv = int(torch.randint(1, 17, (1,), generator=g))
+    return ModelConfig(name=f"random-{seed}", n_layers=int(torch.randint(1, 100, (1,), generator=g)),
+                       hidden_size=1024, n_heads=kv * int(torch.randint(1, 17, (1,), generator=g)),
+                       n_kv_heads=kv, head_dim=16 * int(torch.randint(1, 17, (1,), generator=g)),
+                       ffn_size=4096, vocab_size=1000)
+
+
+MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3, MHA,
+          MQA_WIDE, MQA_256, MLA_LITE, MLA_ODD] + [_random(s) for s in range(4)]
+GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, EXACT_GPU]
+
+
+def _exact(actual, expected: int, name: str) -> None:
+    if isinstance(actual, bool) or not isinstance(actual, int):
+        fail(f"{name}: expected an int, got {type(actual).__name__}")
+    if actual != expected:
+        fail(f"{name}: got {actual}, which is {'too large' if actual > expected else 'too small'}")
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    for m in MODELS:
+        for kd in (DType.BF16, DType.FP8, DType.FP32):
+            for b, L in ((1, 1), (64, 4096), (4096, 1_000_000), (3, 77)):
+                with g.case(f"attention-{m.name}-{kd.value}-b{b}-L{L}"):
+                    expect_close(g.call("decode_attention_intensity", m, kd, b, L),
+                                 ref.decode_attention_intensity(m, kd, b, L), rtol=RTOL)
+    for b in (1, 8, 296, 1000):
+        for wd in (DType.BF16, DType.FP8, DType.INT4):
+            with g.case(f"weight-gemm-b{b}-{wd.value}"):
+                expect_close(g.call("decode_weight_gemm_intensity", b, wd),
+                             ref.decode_weight_gemm_intensity(b, wd), rtol=RTOL)
+    for m in MODELS:
+        for gpu in GPUS:
+            for kd, cd in ((DType.BF16, DType.BF16), (DType.FP8, DType.FP8), (DType.FP8, DType.BF16)):
+                if cd is DType.FP8 and gpu.fp8_dense_flops is None:
+                    continue
+                with g.case(f"regime-{m.name}-{gpu.name}-kv-{kd.value}-math-{cd.value}"):
+                    out = g.call("attention_regime", m, gpu, kd, cd)
+                    exp = ref.attention_regime(m, gpu, kd, cd)
+                    if not isinstance(out, dict) or set(out) != set(KEYS):
+                        fail(f"attention_regime must return a dict with exactly the keys {list(KEYS)}")
+                    for k in KEYS[:3]:
+                        expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL)
+                    if out["bound"] != exp["bound"]:
+                        fail(f"['bound']: got {out['bound']!r}, which is not the roof that binds")
+    for gpu in GPUS:
+        for kd, cd in ((DType.BF16, DType.BF16), (DType.FP8, DType.BF16), (DType.FP8, DType.FP8),
+                       (DType.INT4, DType.BF16)):
+            if cd is DType.FP8 and gpu.fp8_dense_flops is None:
+                continue
+            with g.case(f"group-size-{gpu.name}-kv-{kd.value}-math-{cd.value}"):
+                _exact(g.call("heads_per_kv_head_for_ridge", gpu, kd, cd),
+                       ref.heads_per_kv_head_for_ridge(gpu, kd, cd), "heads per KV head")
+    with g.case("rejects-bad-inputs"):
+        m = specs.LLAMA_3_1_8B
+        for bad in (0, -2, 1.0, True):
+            g.raises("ValueError", "decode_attention_intensity", m, DType.BF16, bad, 10)
+            g.raises("ValueError", "decode_attention_intensity", m, DType.BF16, 10, bad)
+            g.raises("ValueError", "decode_weight_gemm_intensity", bad, DType.BF16)
+        g.raises("ValueError", "decode_attention_intensity",
+                 dataclasses.replace(m, n_kv_heads=6), DType.BF16, 1, 1)
+        g.raises("ValueError", "attention_regime", m, specs.A100_SXM_80GB, DType.FP8, DType.FP8)
+        g.raises("ValueError", "heads_per_kv_head_for_ridge", specs.H100_SXM, DType.BF16, DType.INT8)

@@ -1,0 +1,192 @@
+"""A simulated ring of p ranks in lock-step, hosted in the grader's process.
+
+Each rank gets a ``RankComm`` (host it with ``g.host(comm, ["send_recv"], {"rank": r,
+"world_size": p}, concurrent=True)``). One call of ``send_recv(t)`` is one ring step: the rank
+sends a copy of ``t`` to rank ``(r + 1) % p`` and receives what rank ``(r - 1) % p`` sent in the
+same step. Every rank must call it the same number of times; a rank that skips or adds a step
+leaves the others waiting at a barrier, which times out after ``timeout_s`` and is reported as a
+``Deadlock`` (which ranks were stuck at which step, and how many steps each rank made).
+
+The network records every message (a copy, its size and dtype) per rank and per step, so the
+grader can count messages and bytes and compare each message with what a ring algorithm must be
+carrying at that step (``reduce_scatter_messages``, ``all_gather_messages``). Nothing is raised
+for a wrong message: raising in one rank would desynchronize the others, so violations are
+checked after the SPMD call returns.
+
+The expected messages follow NCCL's ring (``src/device/reduce_scatter.h``, ``all_gather.h``):
+in reduce-scatter step s, rank r sends the partial sum of chunk (r - s - 1) mod p; in all-gather
+step s it forwards chunk (r - s) mod p. Chunks are ``torch.tensor_split(x, p)``: the first
+N mod p chunks have ceil(N / p) elements, the others floor(N / p) (possibly 0, still a message).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import torch
+
+__all__ = ["Deadlock", "Message", "RankComm", "RingNetwork", "all_gather_messages", "chunk_sizes",
+           "reduce_scatter_messages"]
+
+
+@dataclass(frozen=True)
+class Message:
+    step: int
+    tensor: torch.Tensor          # a copy of what was sent
+
+    @property
+    def numel(self) -> int:
+        return self.tensor.numel()
+
+    @property
+    def nbytes(self) -> int:
+        return self.tensor.numel() * self.tensor.element_size()
+
+
+@dataclass
+class Deadlock:
+    """A barrier timed out: ``stuck`` ranks waited at ``step``; ``steps[r]`` = steps rank r made."""
+
+    step: int
+    stuck: list[int]
+    steps: list[int]
+
+    def describe(self) -> str:
+        absent = [r for r in range(len(self.steps)) if r not in self.stuck]
+        where = ", ".join(f"rank {r} made {self.steps[r]}" for r in absent)
+        return (f"deadlock at ring step {self.step}: rank(s) {self.stuck} waited for a partner that never "
+                f"called send_recv ({where} step(s)); every rank must make the same number of steps")
+
+
+class RingNetwork:
+    def __init__(self, world_size: int, timeout_s: float = 2.0):
+        if world_size < 1:
+            raise ValueError("world_size must be >= 1")
+        self.p = world_size
+        self.timeout_s = timeout_s
+        self._barrier = threading.Barrier(world_size, timeout=timeout_s)
+        self._lock = threading.Lock()
+        self._slots: list[torch.Tensor | None] = [None] * world_size
+        self._waiting: set[int] = set()
+        self.messages: list[list[Message]] = [[] for _ in range(world_size)]
+        self.deadlock: Deadlock | None = None
+        self.type_errors: list[str] = []
+
+    def comm(self, rank: int) -> "RankComm":
+        return RankComm(self, rank)
+
+    # -- counters -----------------------------------------------------------------------------
+    def steps(self, rank: int) -> int:
+        return len(self.messages[rank])
+
+    def bytes_sent(self, rank: int) -> int:
+        return sum(m.nbytes for m in self.messages[rank])
+
+    def bytes_per_step(self, rank: int) -> list[int]:
+        return [m.nbytes for m in self.messages[rank]]
+
+    # -- one step -----------------------------------------------------------------------------
+    def _wait(self, rank: int, step: int) -> None:
+        with self._lock:
+            self._waiting.add(rank)
+        try:
+            self._barrier.wait()
+        except threading.BrokenBarrierError:
+            with self._lock:
+                if self.deadlock is None:
+                    self.deadlock = Deadlock(step, sorted(self._waiting), [self.steps(r) for r in range(self.p)])
+                self._waiting.discard(rank)
+                msg = self.deadlock.describe()
+            raise TimeoutError(msg) from None
+        with self._lock:
+            self._waiting.discard(rank)
+
+    def send_recv(self, rank: int, t) -> torch.Tensor:
+        if not isinstance(t, torch.Tensor):
+            with self._lock:
+                self.type_errors.append(f"rank {rank} sent a {type(t).__name__}, not a tensor")
+            raise TypeError(f"send_recv takes a torch.Tensor, got {type(t).__name__}")
+        if self.p == 1:
+            raise RuntimeError("send_recv with world_size 1: a ring of one rank has no steps")
+        step = self.steps(rank)
+        copy = t.detach().clone()
+        with self._lock:
+            self.messages[rank].append(Message(step, copy))
+            self._slots[rank] = copy
+        self._wait(rank, step)                      # everyone has posted this step's message
+        got = self._slots[(rank - 1) % self.p]
+        self._wait(rank, step)                      # everyone has read before slots are reused
+        return got.clone()
+
+    # -- checks -------------------------------------------------------------------------------
+    def check_messages(self, expected: list[list[torch.Tensor]],
+                       atol: list[list[torch.Tensor]] | None = None) -> list[str]:
+        """Compare every rank's messages with ``expected[r][s]``: count, dtype, size, then values
+        (exact, or within the elementwise ``atol[r][s]`` for floating tensors). Returns the
+        problems found, as sentences."""
+        problems: list[str] = list(self.type_errors)
+        for r in range(self.p):
+            got, want = self.messages[r], expected[r]
+            if len(got) != len(want):
+                problems.append(f"rank {r} made {len(got)} step(s); the ring needs {len(want)}")
+            for s, (m, w) in enumerate(zip(got, want)):
+                t = m.tensor
+                if t.dtype != w.dtype:
+                    problems.append(f"rank {r} step {s}: sent dtype {t.dtype}, the data is {w.dtype}")
+                elif t.numel() != w.numel() or t.dim() != 1:
+                    problems.append(f"rank {r} step {s}: sent a message of shape {tuple(t.shape)}; "
+                                    f"one chunk here has {w.numel()} element(s)")
+                else:
+                    diff = (t.to("cpu") != w) if atol is None or not w.is_floating_point() else \
+                        ((t.to("cpu", torch.float64) - w.to(torch.float64)).abs() > atol[r][s])
+                    if diff.any():
+                        problems.append(f"rank {r} step {s}: {int(diff.sum())} of {w.numel()} value(s) are not "
+                                        "the partial result the ring carries at this step")
+        return problems
+
+
+class RankComm:
+    """What one rank holds: ``send_recv(t) -> t`` (hosted with attrs rank and world_size)."""
+
+    def __init__(self, net: RingNetwork, rank: int):
+        self.net, self.rank, self.world_size = net, rank, net.p
+
+    def send_recv(self, t):
+        return self.net.send_recv(self.rank, t)
+
+
+# -- what a ring must carry -------------------------------------------------------------------------
+def chunk_sizes(n: int, p: int) -> list[int]:
+    """Sizes of ``torch.tensor_split(x, p)`` for len(x) = n."""
+    return [n // p + (1 if i < n % p else 0) for i in range(p)]
+
+
+def reduce_scatter_messages(xs: list[torch.Tensor], rtol: float = 1e-5
+                            ) -> tuple[list[list[torch.Tensor]], list[list[torch.Tensor]]]:
+    """Expected messages of ring reduce-scatter over inputs ``xs[r]`` (each (N,)), and per message
+    an elementwise absolute tolerance for floating data: ``rtol`` times the sum of the absolute
+    values of the contributions (so cancellation cannot make it 0).
+
+    Step s, rank r sends chunk c = (r - s - 1) mod p holding x_{r-s} + ... + x_r on that chunk."""
+    p = len(xs)
+    chunks = [torch.tensor_split(x.to("cpu"), p) for x in xs]
+    msgs: list[list[torch.Tensor]] = [[] for _ in range(p)]
+    tols: list[list[torch.Tensor]] = [[] for _ in range(p)]
+    for r in range(p):
+        for s in range(p - 1):
+            c = (r - s - 1) % p
+            parts = [chunks[(r - i) % p][c] for i in range(s + 1)]
+            total = parts[0].clone()
+            for part in parts[1:]:
+                total = total + part
+            msgs[r].append(total)
+            tols[r].append(rtol * sum(part.to(torch.float64).abs() for part in parts))
+    return msgs, tols
+
+
+def all_gather_messages(chunks: list[torch.Tensor]) -> list[list[torch.Tensor]]:
+    """Expected messages of ring all-gather when rank r starts with ``chunks[r]``: in step s,
+    rank r forwards chunk (r - s) mod p."""
+    p = len(chunks)
+    return [[chunks[(r - s) % p].to("cpu") for s in range(p - 1)] for r in range(p)]

@@ -1,0 +1,94 @@
+"""The wire protocol: round trips of every supported type; malformed frames are rejected, never
+executed."""
+
+import json
+import math
+import pickle
+import socket
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from inferprep.runner.wire import Channel, FrameTooLarge, WireClosed, WireError, decode, encode
+
+
+def roundtrip(v):
+    head, bufs = encode(v)
+    return decode(head, [bytes(b) for b in bufs])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
+                                   torch.int32, torch.int8, torch.uint8, torch.bool, torch.complex64])
+def test_tensor_roundtrip_keeps_dtype_shape_values(dtype):
+    t = (torch.arange(24, dtype=torch.float64).reshape(2, 3, 4) - 7).to(dtype)
+    out = roundtrip(t)
+    assert out.dtype == dtype and out.shape == t.shape and torch.equal(out, t)
+
+
+def test_non_contiguous_empty_and_scalar_tensors():
+    t = torch.arange(12.0).reshape(3, 4).t()
+    assert torch.equal(roundtrip(t), t)
+    e = torch.empty(0, 5)
+    assert roundtrip(e).shape == (0, 5)
+    s = torch.tensor(3.5)
+    assert roundtrip(s).shape == () and roundtrip(s).item() == 3.5
+
+
+def test_containers_and_special_floats():
+    v = {"a": [1, 2.5, None, True], 3: ("x", float("inf")), (1, 2): {"nan": float("nan")}, "b": b"\x00\x01"}
+    out = roundtrip(v)
+    assert out["a"] == [1, 2.5, None, True] and out[3] == ("x", math.inf) and out["b"] == b"\x00\x01"
+    assert math.isnan(out[(1, 2)]["nan"])
+    assert isinstance(roundtrip((1,)), tuple) and isinstance(roundtrip([1]), list)
+    assert roundtrip(torch.bfloat16) is torch.bfloat16
+    arr = np.arange(6, dtype=np.int16).reshape(2, 3)
+    assert np.array_equal(roundtrip(arr), arr) and roundtrip(arr).dtype == np.int16
+
+
+def test_unsupported_values_are_refused():
+    for v in (lambda: 1, object(), {1, 2}, np.array([object()], dtype=object), torch.zeros(2).to_sparse()):
+        with pytest.raises(WireError):
+            encode(v)
+
+
+def test_classes_outside_the_allow_list_never_cross():
+    head = json.dumps({"$dc": "os:system", "fields": {}}).encode()
+    with pytest.raises(WireError):
+        decode(head, [])
+    head = json.dumps({"$dc": "subprocess:Popen", "fields": {"args": ["true"]}}).encode()
+    with pytest.raises(WireError):
+        decode(head, [])
+
+
+@pytest.mark.parametrize("head,bufs", [
+    (b"not json", []),
+    (json.dumps({"$t": 0, "dtype": "float32", "shape": [4]}).encode(), [b"\x00" * 15]),   # wrong size
+    (json.dumps({"$t": 3, "dtype": "float32", "shape": [1]}).encode(), [b"\x00" * 4]),    # bad index
+    (json.dumps({"$t": 0, "dtype": "Tensor", "shape": [1]}).encode(), [b"\x00" * 4]),     # not a dtype
+    (json.dumps({"$t": 0, "dtype": "float32", "shape": [-1]}).encode(), [b""]),
+    (json.dumps({"$weird": 1}).encode(), []),
+    (json.dumps({"$np": 0, "dtype": "|O", "shape": [1]}).encode(), [b"\x00" * 8]),
+])
+def test_malformed_frames_are_rejected(head, bufs):
+    with pytest.raises(WireError):
+        decode(head, bufs)
+
+
+def test_pickle_payload_is_just_bytes():
+    evil = pickle.dumps(print)
+    assert roundtrip(evil) == evil  # bytes stay bytes: nothing is ever unpickled
+
+
+def test_channel_frames_limits_and_eof():
+    a, b = socket.socketpair()
+    ca, cb = Channel(a), Channel(b, max_frame=1 << 16)
+    ca.send({"x": torch.ones(3)})
+    assert torch.equal(cb.recv(timeout=5)["x"], torch.ones(3))
+    a.sendall(struct.pack("<II", 1 << 30, 0))
+    with pytest.raises(FrameTooLarge):
+        cb.recv(timeout=5)
+    a.close()
+    with pytest.raises(WireClosed):
+        Channel(b).recv(timeout=5)
