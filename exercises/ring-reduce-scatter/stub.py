@@ -1,0 +1,75 @@
+"""ring-reduce-scatter: SPMD collectives over a lock-step ring, and the alpha-beta cost model.
+
+Every collective runs once per rank, concurrently (SPMD). ``comm`` has ``comm.rank``,
+``comm.world_size`` (p) and ``comm.send_recv(t) -> tensor``: one ring step, sending a copy of the
+1-D tensor t to rank (rank + 1) % p and returning what rank (rank - 1) % p sent in the same step.
+Chunks are ``torch.tensor_split(x, p)``. See statement.md for the exact rules.
+"""
+
+import torch
+
+
+def ring_reduce_scatter(x: torch.Tensor, comm) -> torch.Tensor:
+    """Reduce-scatter (sum) in exactly p - 1 steps, each message exactly one chunk.
+
+    Args:
+        x: (N,) this rank's contribution, any integer or floating dtype.
+        comm: this rank's ring handle.
+
+    Returns:
+        (len(chunk r),) the sum over all ranks of chunk r (r = comm.rank), dtype of x.
+
+    Raises:
+        ValueError: x is not a 1-D tensor.
+    """
+    raise NotImplementedError
+
+
+def ring_all_gather(chunk: torch.Tensor, comm, n: int) -> torch.Tensor:
+    """All-gather in exactly p - 1 steps, each message exactly one chunk.
+
+    Args:
+        chunk: this rank's chunk r of a length-n vector (its torch.tensor_split size).
+        comm: this rank's ring handle.
+        n: the full length N.
+
+    Returns:
+        (N,) the concatenation of every rank's chunk, in rank order.
+
+    Raises:
+        ValueError: chunk not 1-D; n not an int >= 0; len(chunk) differs from the size of chunk r
+            of torch.tensor_split over length n.
+    """
+    raise NotImplementedError
+
+
+def ring_all_reduce(x: torch.Tensor, comm) -> torch.Tensor:
+    """All-reduce (sum): reduce-scatter, then all-gather (2(p - 1) steps). Returns (N,).
+
+    Raises:
+        ValueError: x is not a 1-D tensor.
+    """
+    raise NotImplementedError
+
+
+def ring_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
+    """Seconds: 2(p-1)*alpha + 2(p-1)/p * n/bw. n bytes, alpha seconds per step, bw bytes/s.
+
+    Raises:
+        ValueError: p not an int >= 1; n < 0; alpha < 0; bw <= 0; a non-finite number.
+    """
+    raise NotImplementedError
+
+
+def tree_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
+    """Seconds: 2*log2(p)*alpha + 2*n/bw. Same units and errors as ring_allreduce_time."""
+    raise NotImplementedError
+
+
+def crossover_bytes(p: int, alpha: float, bw: float) -> float:
+    """Bytes: the size n above which ring_allreduce_time < tree_allreduce_time.
+
+    Raises:
+        ValueError: p not an int >= 1; alpha < 0; bw <= 0; a non-finite number.
+    """
+    raise NotImplementedError
