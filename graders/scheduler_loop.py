@@ -75,19 +75,21 @@ def check_run(g: Grading, cfg: dict, requests: list, seed: int, expected_steps=N
                  "forward calls")
         ref = expected_records[k]
         if (mine.request_ids, mine.starts, mine.num_tokens) != (ref.request_ids, ref.starts, ref.num_tokens):
-            fail(f"forward call {k} {_cfg(cfg)}: you ran {_batch(mine)}; {_first_diff(mine, ref)}")
+            fail(f"forward call {k}: you ran {_batch(mine)}; {_first_diff(mine, ref)} {_cfg(cfg)}")
         if mine.blocks_in_use != ref.blocks_in_use:
-            fail(f"forward call {k} {_cfg(cfg)}: {mine.blocks_in_use} blocks allocated at the call, the "
-                 f"reference has {ref.blocks_in_use} (allocate only what the scheduled tokens need; "
-                 "free on finish and on preemption)")
+            fail(f"forward call {k}: {mine.blocks_in_use} blocks allocated at the call, the reference "
+                 f"has {ref.blocks_in_use} (allocate only what the scheduled tokens need; free on finish "
+                 f"and on preemption) {_cfg(cfg)}")
     refused = pool.violations + model.violations
     if refused:
         fail(f"the simulator refused a call: {refused[0]}")
     _check_finished_hold_nothing(pool, model, requests)
     if raised is not None:
         if "not finished after" in str(raised):
+            holders = sorted(set(pool.owner.values()))
             fail(f"the requests did not all finish within {max_steps} steps (the reference needs "
-                 f"{len(expected_steps)}): a deadlock or livelock?")
+                 f"{len(expected_steps)}): a deadlock or livelock? At the end {pool.num_used} of "
+                 f"{pool.num_blocks} blocks were allocated, held by {len(holders)} request(s)")
         raise raised
     _check_shape(steps)
     _check_outputs(model, requests, steps)

@@ -88,7 +88,13 @@ class Scheduler:
             n = min(len(req.token_ids) - req.num_computed_tokens, budget)
             while not self._allocate(pool, req, n):
                 victim = self.running.pop(0)
-                i = max(0, i - 1) if victim is not req else i
+                if victim is not req:
+                    i -= 1  # everything after the victim moved left
+                    for j, (r, k) in enumerate(scheduled):
+                        if r is victim:  # already scheduled this step: unschedule it
+                            del scheduled[j]
+                            budget += k
+                            break
                 self._preempt(pool, victim)
                 preempted = True
                 if victim is req:
