@@ -1,0 +1,72 @@
+"""Every schedule the scheduler-loop statement and editorial quote, recomputed by the reference."""
+
+from pathlib import Path
+
+import pytest
+
+from inferprep.grading import load_module
+from inferprep.sim.engine import KVBlockPool, ToyModel
+
+ROOT = Path(__file__).resolve().parents[2]
+REF = load_module(ROOT / "reference" / "scheduler_loop.py", "_ref_scheduler_loop_figures")
+STATEMENT = (ROOT / "exercises" / "scheduler-loop" / "statement.md").read_text()
+EDITORIAL = (ROOT / "exercises" / "scheduler-loop" / "editorial.md").read_text()
+
+
+def run(cfg, requests, seed=0):
+    pool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
+    model = ToyModel(pool, 64, seed)
+    steps = REF.run_engine(cfg, requests, model, 1000)
+    assert not model.violations and not model.stale_reads and pool.num_used == 0
+    for _, rid, prompt, m in requests:
+        assert [t for s in steps for (r, t, _) in s if r == rid] == model.greedy(prompt, m)
+    return model.records, steps
+
+
+def batch(rec):
+    return ", ".join(f"{r} {s}+{n}" for r, s, n in zip(rec.request_ids, rec.starts, rec.num_tokens))
+
+
+STATEMENT_CFG = dict(num_blocks=3, block_size=2, max_num_batched_tokens=8, max_num_seqs=4)
+STATEMENT_REQS = [(0, "A", [11, 22], 3), (0, "B", [33, 44], 3), (0, "C", [55, 6], 3)]
+
+
+def test_statement_example_rows():
+    records, steps = run(STATEMENT_CFG, STATEMENT_REQS)
+    assert len(records) == len(steps) == 7
+    for k, rec in enumerate(records):
+        assert f"| {k} | {batch(rec)} | {rec.blocks_in_use} |" in STATEMENT
+    assert "`num_blocks=3, block_size=2, max_num_batched_tokens=8, max_num_seqs=4`" in STATEMENT
+    # step 1 is the DOMAIN-NOTES victim test: only A runs; B and C wait, B first
+    assert records[1].request_ids == ["A"] and records[3].request_ids == ["B"] and records[5].request_ids == ["C"]
+
+
+@pytest.mark.parametrize("tokens", [[11, 22], [1, 2]])
+def test_statement_schedule_does_not_depend_on_tokens(tokens):
+    reqs = [(0, rid, tokens, 3) for rid in "ABC"]
+    ref_records, _ = run(STATEMENT_CFG, STATEMENT_REQS)
+    records, _ = run(STATEMENT_CFG, reqs, seed=5)
+    assert [batch(r) for r in records] == [batch(r) for r in ref_records]
+
+
+EDITORIAL_CFG = dict(num_blocks=4, block_size=4, max_num_batched_tokens=8, max_num_seqs=3)
+EDITORIAL_REQS = [(0, "A", [3, 1, 4, 1, 5, 9], 4), (0, "B", [2, 7, 1, 8, 2], 4), (1, "C", [6, 2, 8], 3)]
+
+
+def test_editorial_walkthrough_rows():
+    records, steps = run(EDITORIAL_CFG, EDITORIAL_REQS)
+    assert len(records) == len(steps) == 8
+    for k, (rec, events) in enumerate(zip(records, steps)):
+        emits = ", ".join(r + (" done" if fin else "") for r, _, fin in events)
+        assert f"| {k} | {batch(rec)} | {rec.blocks_in_use} | {emits} |" in EDITORIAL
+    assert "`num_blocks=4, block_size=4, max_num_batched_tokens=8, max_num_seqs=3`" in EDITORIAL
+
+
+def test_editorial_totals():
+    records, steps = run(EDITORIAL_CFG, EDITORIAL_REQS)
+    computed = sum(r.total_tokens for r in records)
+    # B computed positions 0..5 before its preemption at step 3, then recomputed them.
+    first_life = sum(n for r in records[:3] for rid, n in zip(r.request_ids, r.num_tokens) if rid == "B")
+    generated = sum(len(s) for s in steps)
+    assert (computed, first_life, generated, len(steps)) == (28, 6, 11, 8)
+    assert "28 tokens in 8 steps; 6 of them are B's recomputation. The 11 generated" in EDITORIAL
