@@ -85,13 +85,23 @@ class Specimen:
         if draft_token_ids.is_floating_point() or num_draft_tokens.is_floating_point():
             raise TypeError("draft_token_ids and num_draft_tokens must be integer tensors")
         try:
-            self.ref.verify(draft_token_ids, draft_probs, target_probs, num_draft_tokens, accept_uniforms,
-                            sample_uniforms)                             # validation and its messages
+            self._validate(draft_token_ids, draft_probs, target_probs, num_draft_tokens, accept_uniforms,
+                           sample_uniforms)
             return self._verify(draft_token_ids.cpu(), draft_probs.cpu(), target_probs.cpu(),
                                 num_draft_tokens.cpu(), accept_uniforms.cpu(), sample_uniforms.cpu(),
                                 target_probs.device)
         except RuntimeError as e:                                        # a torch error on odd input
             raise ValueError(f"the verifier could not process these inputs: {e}") from None
+
+    def _validate(self, tok, q_all, p_all, n, au, su) -> None:
+        """verify's ValueErrors, with the reference's messages (so specimens all look alike)."""
+        B, K, V = self.ref._validate(tok, q_all, p_all, n, au, su)
+        live = torch.arange(K, device=tok.device)[None] < n[:, None]
+        if ((tok < 0) | (tok >= V))[live].any():
+            raise ValueError(f"a drafted token id is outside [0, V={V})")
+        q = q_all.gather(-1, torch.where(live, tok, 0).to(torch.int64)[..., None]).squeeze(-1)
+        if (q[live] == 0).any():
+            raise ValueError("a drafted token has draft probability 0")
 
     def _verify(self, tok, q_all, p_all, n, au, su, device):
         rule = self.rule

@@ -102,7 +102,7 @@ def verify(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor, target_prob
 # -- part 2: the test -------------------------------------------------------------------------
 L = 3                    # stream positions whose joint distribution is tested
 K_TEST = 3               # drafts per row per verifier call
-ROWS_PER_SCENARIO = 12_000
+ROWS_PER_SCENARIO = 8_000
 Z = 6.0                  # one-sided normal quantile of the threshold: about 1e-9 per scenario
 
 
