@@ -1,0 +1,104 @@
+"""Hidden grader for headline-claim-check.
+
+Cases: active parameters and KV bytes of the four table models and made-up ones (tied LM head,
+MLA without a query LoRA, MoE with dense first layers and no shared expert, GQA with one KV
+head); claims that are physical, need one condition, several, or none can rescue; per-node
+(n_gpus = 8) claims; FP8/INT4 weights and FP8 KV; a context so long that no batch helps;
+every ValueError of the statement. Ceilings are kept away from integer boundaries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.specs import (A100_SXM_80GB, B200, DEEPSEEK_V3, H100_SXM, H200_SXM, LLAMA_3_1_8B, LLAMA_3_1_70B,
+                             MIXTRAL_8X7B, DType, ModelConfig)
+
+RTOL = 1e-9
+FLOATS = ("bytes_per_token", "implied_bytes_per_s", "fraction_of_peak", "max_weight_bytes_per_param",
+          "min_tokens_per_step")
+KEYS = set(FLOATS) | {"physical", "min_gpus", "min_batch", "conditions"}
+
+TIED_SMALL = ModelConfig(name="made-up-tied", n_layers=16, hidden_size=2048, n_heads=32, n_kv_heads=8, head_dim=64,
+                         ffn_size=8192, vocab_size=128256, tied_embeddings=True, max_context=131072)
+MLA_NO_QLORA = dataclasses.replace(DEEPSEEK_V3, name="made-up-mla-no-q-lora", n_layers=27, hidden_size=2048,
+                                   n_heads=16, n_kv_heads=16, ffn_size=10944, vocab_size=102400, n_routed_experts=64,
+                                   n_shared_experts=2, experts_per_token=6, moe_ffn_size=1408, first_dense_layers=1,
+                                   q_lora_rank=0)
+MOE_NO_SHARED = dataclasses.replace(MIXTRAL_8X7B, name="made-up-moe", n_routed_experts=16, experts_per_token=4,
+                                    moe_ffn_size=4096, first_dense_layers=2, ffn_size=11008)
+MQA = dataclasses.replace(LLAMA_3_1_8B, name="made-up-mqa", n_kv_heads=1, n_layers=20)
+MODELS = [LLAMA_3_1_8B, LLAMA_3_1_70B, MIXTRAL_8X7B, DEEPSEEK_V3, TIED_SMALL, MLA_NO_QLORA, MOE_NO_SHARED, MQA]
+FAST = dataclasses.replace(H200_SXM, name="made-up-fast", hbm_bytes_per_s=12e12, hbm_bytes=288 * 10**9)
+
+
+def _check(got, want: dict) -> None:
+    if not isinstance(got, dict):
+        fail(f"expected a dict, got {type(got).__name__}")
+    if set(got) != KEYS:
+        fail(f"dict keys differ: missing {sorted(KEYS - set(got))}, unexpected {sorted(map(str, set(got) - KEYS))}")
+    for k in FLOATS:
+        expect_close(got[k], want[k], name=k, rtol=RTOL)
+    for k in ("physical", "min_gpus", "min_batch"):
+        expect_equal(got[k], want[k], name=k)
+    c = got["conditions"]
+    expect_equal(list(c) if isinstance(c, (list, tuple)) else c, want["conditions"], name="conditions")
+
+
+def _clear(ref, args) -> bool:
+    model, gpu, n, ctx, wd, kd, ng = args[:7]
+    p = ref.decode_weight_params(model) * wd.bytes_per_element
+    k = ctx * ref.kv_bytes_per_token(model, kd)
+    bw = ng * gpu.hbm_bytes_per_s
+    xs = [n * (p + k) / gpu.hbm_bytes_per_s]
+    if n * k < bw:
+        xs.append(n * p / (bw - n * k))
+    return all(abs(x - round(x)) > 1e-9 * max(1.0, x) for x in xs)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    for m in MODELS:
+        tag = m.name.replace(" ", "-")
+        with g.case(f"params-{tag}"):
+            expect_equal(g.call("decode_weight_params", m), ref.decode_weight_params(m))
+        for kd in (DType.BF16, DType.FP8):
+            with g.case(f"kv-{tag}-{kd.value}"):
+                expect_close(g.call("kv_bytes_per_token", m, kd), ref.kv_bytes_per_token(m, kd), rtol=RTOL)
+    B, F8, I4 = DType.BF16, DType.FP8, DType.INT4
+    claims = [
+        ("8b-1000-h100", (LLAMA_3_1_8B, H100_SXM, 1000.0, 2048, B, B, 1, 8, 5.0)),
+        ("8b-150-h100-physical", (LLAMA_3_1_8B, H100_SXM, 150.0, 2048, B, B, 1, 8, 5.0)),
+        ("70b-1000-h100-nothing-alone", (LLAMA_3_1_70B, H100_SXM, 1000.0, 2048, B, B, 1, 8, 5.0)),
+        ("70b-1000-node-batch-only", (LLAMA_3_1_70B, H100_SXM, 1000.0, 2048, B, B, 8, 8, 5.0)),
+        ("70b-fp8-300-h200-node", (LLAMA_3_1_70B, H200_SXM, 300.0, 8192, F8, F8, 2, 8, 3.0)),
+        ("70b-int4-120-h100", (LLAMA_3_1_70B, H100_SXM, 120.0, 1024, I4, F8, 1, 4, 2.5)),
+        ("8b-quantization-rescues", (LLAMA_3_1_8B, H100_SXM, 350.0, 512, B, B, 1, 1, 1.0)),
+        ("8b-only-int4-rescues", (LLAMA_3_1_8B, H100_SXM, 600.0, 512, B, B, 1, 1, 1.0)),
+        ("mixtral-active-experts", (MIXTRAL_8X7B, A100_SXM_80GB, 180.0, 4096, B, B, 2, 8, 4.0)),
+        ("deepseek-v3-fp8-h200-node", (DEEPSEEK_V3, H200_SXM, 350.0, 32768, F8, B, 8, 16, 3.0)),
+        ("deepseek-v3-physical", (DEEPSEEK_V3, B200, 90.0, 4096, F8, B, 8, 8, 2.0)),
+        ("long-context-no-batch", (LLAMA_3_1_8B, H100_SXM, 40.0, 1_000_000, B, B, 1, 8, 1.0)),
+        ("zero-context", (TIED_SMALL, FAST, 2000.0, 0, B, B, 1, 8, 1.5)),
+        ("mla-made-up", (MLA_NO_QLORA, H100_SXM, 900.0, 8192, B, B, 1, 2, 4.0)),
+        ("moe-made-up", (MOE_NO_SHARED, B200, 700.0, 16384, F8, F8, 1, 3, 1.3)),
+        ("mqa-made-up", (MQA, A100_SXM_80GB, 400.0, 65536, B, F8, 1, 8, 2.0)),
+    ]
+    for name, args in claims:
+        if not _clear(ref, args):
+            raise RuntimeError(f"claim case {name} sits on an integer boundary")
+        with g.case(f"claim-{name}"):
+            _check(g.call("check_claim", *args), ref.check_claim(*args))
+    base = (LLAMA_3_1_8B, H100_SXM, 1000.0, 2048, B, B, 1, 8, 5.0)
+    bad = [("zero-claim", 2, 0.0), ("nan-claim", 2, math.nan), ("negative-context", 3, -1), ("zero-gpus", 6, 0),
+           ("bool-gpus", 6, True), ("zero-max-gpus", 7, 0), ("tokens-per-step-below-1", 8, 0.5),
+           ("float-context", 3, 2048.0), ("dtype-not-enum", 4, "bf16")]
+    for name, i, v in bad:
+        args = list(base)
+        args[i] = v
+        with g.case(f"claim-rejects-{name}"):
+            g.raises("ValueError", "check_claim", *args)
+    with g.case("params-rejects-dict"):
+        g.raises("ValueError", "decode_weight_params", {"hidden_size": 4096})
