@@ -1,0 +1,189 @@
+"""Clocks for timing a kernel: one interface, three implementations (kernel-timing exercise).
+
+The interface a timing loop is written against (``Timer``)::
+
+    ev = timer.record()          # enqueue a timestamp on the device stream; returns an event id
+    timer.synchronize()          # block the host until everything queued has finished
+    s = timer.elapsed(ev0, ev1)  # seconds between two recorded events; both must have completed,
+                                 # else RuntimeError (CUDA: cudaErrorNotReady)
+
+plus two callables, ``kernel()`` (launch the work once) and ``flush()`` (launch a write over a
+buffer larger than the L2 cache so the next kernel starts cold).
+
+- ``CudaEventTimer``: CUDA events (``torch.cuda.Event(enable_timing=True)``) on the current
+  stream; ``elapsed`` is ``start.elapsed_time(end) / 1e3``. Events are timestamped by the GPU
+  in stream order, so the host's launch overhead is not in the interval.
+- ``CpuTimer``: the host's monotonic clock (``time.perf_counter``); CPU work is synchronous, so
+  ``synchronize`` does nothing.
+- ``SimulatedDevice``: a deterministic model of an asynchronous device, what the grader hosts.
+  Host time advances only by launch overhead and by ``synchronize``; the stream runs work in
+  order; a kernel launched right after itself (no flush between) finds its data in L2 and runs
+  faster; the first launches pay a one-off start-up cost (JIT compilation, autotuning, lazy
+  initialisation); a few launches are slowed by interference (outliers). Every launch is
+  logged (``log``) with its true duration, so a grader can compare what a timing loop reports
+  with what happened.
+
+``l2_flush(device)`` builds a real flush callable (a 256 MiB ``zero_()``, as Triton's
+``do_bench`` does), larger than any current L2 (H100: 50 MB).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["CudaEventTimer", "CpuTimer", "SimulatedDevice", "Launch", "Handle", "l2_flush"]
+
+
+class CudaEventTimer:
+    """CUDA events on the current stream (requires a GPU)."""
+
+    def __init__(self):
+        import torch
+        self._torch = torch
+        self._events: list = []
+
+    def record(self) -> int:
+        ev = self._torch.cuda.Event(enable_timing=True)
+        ev.record()
+        self._events.append(ev)
+        return len(self._events) - 1
+
+    def synchronize(self) -> None:
+        self._torch.cuda.synchronize()
+
+    def elapsed(self, start: int, end: int) -> float:
+        return self._events[start].elapsed_time(self._events[end]) / 1e3
+
+
+class CpuTimer:
+    """The host's monotonic clock; synchronous device."""
+
+    def __init__(self):
+        self._stamps: list[float] = []
+
+    def record(self) -> int:
+        self._stamps.append(time.perf_counter())
+        return len(self._stamps) - 1
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed(self, start: int, end: int) -> float:
+        return self._stamps[end] - self._stamps[start]
+
+
+def l2_flush(device: str = "cpu", nbytes: int = 256 << 20):
+    """A callable that overwrites ``nbytes`` on ``device`` (evicting the L2 cache)."""
+    import torch
+    buf = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
+    return lambda: buf.zero_()
+
+
+@dataclass
+class Launch:
+    """One unit of work the simulated stream ran."""
+
+    what: str               # "kernel" | "flush"
+    index: int              # kernel launches are numbered 0, 1, ...
+    start: float            # device seconds
+    duration: float
+    cold: bool = True       # kernel only: no kernel ran since the last flush (or ever)
+
+
+@dataclass
+class SimulatedDevice:
+    """A deterministic asynchronous device. All times in seconds.
+
+    Args:
+        base_s: a kernel's cold-cache duration before jitter.
+        warm_factor: duration multiplier when the kernel's inputs are still in L2.
+        startup_launches: how many first launches pay ``startup_s`` extra.
+        startup_s: one-off start-up cost (JIT, autotune, lazy init).
+        jitter: relative standard deviation of the normal launch-to-launch noise.
+        outlier_rate: fraction of launches slowed by interference, by 1.5x to 4x.
+        flush_s: duration of one flush.
+        launch_s: host time one launch (kernel or flush) costs.
+        seed: seed of the noise.
+    """
+
+    base_s: float = 100e-6
+    warm_factor: float = 0.6
+    startup_launches: int = 2
+    startup_s: float = 20e-3
+    jitter: float = 0.02
+    outlier_rate: float = 0.1
+    flush_s: float = 60e-6
+    launch_s: float = 5e-6
+    seed: int = 0
+    host: float = 0.0
+    stream: float = 0.0
+    log: list[Launch] = field(default_factory=list)
+    events: list[float] = field(default_factory=list)
+    not_ready: int = 0
+    _warm: bool = False
+    _kernels: int = 0
+
+    def _enqueue(self, duration: float) -> float:
+        start = max(self.stream, self.host)
+        self.stream = start + duration
+        self.host += self.launch_s
+        return start
+
+    def _duration(self, i: int) -> float:
+        rng = random.Random(self.seed * 1_000_003 + i)
+        d = self.base_s * max(0.5, 1.0 + self.jitter * rng.gauss(0.0, 1.0))
+        if rng.random() < self.outlier_rate:
+            d *= rng.uniform(1.5, 4.0)
+        if self._warm:
+            d *= self.warm_factor
+        if i < self.startup_launches:
+            d += self.startup_s
+        return d
+
+    # -- what a timing loop calls ---------------------------------------------------------------
+    def kernel(self) -> None:
+        i = self._kernels
+        d = self._duration(i)
+        start = self._enqueue(d)
+        self.log.append(Launch("kernel", i, start, d, cold=not self._warm))
+        self._kernels += 1
+        self._warm = True
+
+    def flush(self) -> None:
+        start = self._enqueue(self.flush_s)
+        self.log.append(Launch("flush", -1, start, self.flush_s))
+        self._warm = False
+
+    def record(self) -> int:
+        self.events.append(max(self.stream, self.host))
+        return len(self.events) - 1
+
+    def synchronize(self) -> None:
+        self.host = max(self.host, self.stream)
+
+    def elapsed(self, start: int, end: int) -> float:
+        for ev in (start, end):
+            if isinstance(ev, bool) or not isinstance(ev, int) or not 0 <= ev < len(self.events):
+                raise ValueError(f"unknown event {ev!r}")
+        if max(self.events[start], self.events[end]) > self.host:
+            self.not_ready += 1
+            raise RuntimeError("event not complete (cudaErrorNotReady): synchronize before reading it")
+        return self.events[end] - self.events[start]
+
+    # -- views for a grader ---------------------------------------------------------------------
+    def kernels(self) -> list[Launch]:
+        return [x for x in self.log if x.what == "kernel"]
+
+
+class Handle:
+    """One callable view of a device method (``SimulatedDevice.kernel`` or ``.flush``) that a
+    grader can host as its own object."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __call__(self) -> None:
+        self._fn()
+

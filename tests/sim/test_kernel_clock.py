@@ -1,0 +1,53 @@
+"""Unit tests of inferprep.sim.kernel_clock.SimulatedDevice (the kernel-timing exercise's device)."""
+
+import pytest
+
+from inferprep.sim.kernel_clock import SimulatedDevice
+
+
+def quiet(**kw):
+    return SimulatedDevice(jitter=0.0, outlier_rate=0.0, **kw)
+
+
+def test_events_measure_device_time_and_need_a_sync():
+    d = quiet(startup_launches=0)
+    a = d.record()
+    d.kernel()
+    b = d.record()
+    with pytest.raises(RuntimeError):
+        d.elapsed(a, b)                      # the host is 5 us in, the kernel ends at 100 us
+    d.synchronize()
+    assert d.elapsed(a, b) == pytest.approx(100e-6)
+    with pytest.raises(ValueError):
+        d.elapsed(0, 7)
+
+
+def test_warm_cache_startup_and_flush():
+    d = quiet(startup_launches=1, startup_s=1e-3)
+    d.kernel()
+    d.kernel()
+    d.flush()
+    d.kernel()
+    ks = d.kernels()
+    assert ks[0].duration == pytest.approx(1.1e-3) and ks[0].cold
+    assert ks[1].duration == pytest.approx(60e-6) and not ks[1].cold
+    assert ks[2].duration == pytest.approx(100e-6) and ks[2].cold
+
+
+def test_busy_stream_still_times_the_kernel_alone():
+    d = quiet(startup_launches=0)
+    d.flush()                                # still running when the start event is queued
+    a = d.record()
+    d.kernel()
+    b = d.record()
+    d.synchronize()
+    assert d.elapsed(a, b) == pytest.approx(100e-6)
+
+
+def test_deterministic():
+    x, y = SimulatedDevice(seed=3), SimulatedDevice(seed=3)
+    for dev in (x, y):
+        for _ in range(20):
+            dev.flush()
+            dev.kernel()
+    assert [k.duration for k in x.kernels()] == [k.duration for k in y.kernels()]
