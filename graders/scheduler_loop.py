@@ -214,6 +214,9 @@ SCENARIOS = [
     ("i6-pool-drains-then-full-size-request", cfg(8, 4, 16, 4),
      [(0, "a", prompt(8, 9), 4), (8, "b", prompt(9, 9), 4), (16, "c", prompt(10, 9), 4),
       (24, "full", prompt(11, 29), 4)]),
+    # B preempts itself (the only preemption of the step): nobody may be admitted, not even B.
+    ("self-preemption-blocks-admission", cfg(3, 4, 9, 4),
+     [(0, "A", prompt(26, 1), 4), (0, "B", prompt(27, 8), 3), (1, "C", prompt(28, 2), 2)]),
     ("exact-fit-accepted", cfg(5, 4, 8, 2),
      [(0, "x", prompt(12, 13), 8), (0, "y", prompt(13, 3), 2)]),
     ("budget-1", cfg(12, 4, 1, 3),
