@@ -47,8 +47,10 @@ class Setup:
 
     def build(self, num_blocks: int) -> tuple[BlockPool, ToyLM]:
         pool = BlockPool(num_blocks, self.block_size, D_MODEL, seed=self.seed)
+        # max_positions only as large as the case needs: small tables build fast.
         model = ToyLM(pool, self.vocab, seed=self.seed, logprob_quantum=self.quantum,
-                      token_classes=self.classes)
+                      token_classes=self.classes,
+                      max_positions=len(self.prompt) + self.max_new_tokens + 8)
         return pool, model
 
     def args(self) -> tuple:

@@ -312,6 +312,9 @@ class ToyLM:
         Raises TypeError for wrong types; ValueError for wrong lengths, tokens out of range,
         ``seq_lens[i] > max_positions``, and the illegal operations listed in the module
         docstring (those are also recorded in ``pool.violations``)."""
+        capacity = self.pool.num_blocks * self.pool.block_size
+        if isinstance(input_ids, (list, tuple, torch.Tensor)) and len(input_ids) > capacity:
+            raise ValueError(f"forward() got {len(input_ids)} sequences; the pool has {capacity} slots")
         ids = as_int_rows(input_ids, "input_ids")
         slots = as_int_rows(slot_mapping, "slot_mapping")
         tables = as_int_rows(block_tables, "block_tables")
