@@ -54,12 +54,12 @@ def grade(g: Grading) -> None:
         leaked = (exp == 0) & (got != 0)
         if leaked.any():
             r, i = (int(v) for v in leaked.nonzero()[0])
-            fail(f"{name}: row {r}, token {i} should have been dropped by the knobs (probability exactly 0), "
-                 f"got {got[r, i].item():.3g}; {int(leaked.sum())} such value(s)")
+            fail(f"{name}: row {r}, token {i} must have probability exactly 0 (dropped by the knobs, or not "
+                 f"the choice of a greedy row), got {got[r, i].item():.3g}; {int(leaked.sum())} such value(s)")
         missing = (exp > 1e-6) & (got == 0)
         if missing.any():
             r, i = (int(v) for v in missing.nonzero()[0])
-            fail(f"{name}: row {r}, token {i} was dropped although the knobs keep it; "
+            fail(f"{name}: row {r}, token {i} has probability 0 although the knobs keep it; "
                  f"{int(missing.sum())} such value(s)")
         expect_tensor(out, expected, name=name, rtol=RTOL, atol=ATOL, dtype=torch.float32)
 

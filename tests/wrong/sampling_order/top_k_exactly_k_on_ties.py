@@ -52,7 +52,7 @@ def _temperature(x, t):
 
 def _top_k(x, k):
     V = x.shape[-1]
-    rank = x.argsort(-1, descending=True, stable=True).argsort(-1, stable=True)
+    rank = x.argsort(dim=-1, descending=True, stable=True).argsort(dim=-1, stable=True)
     return x.masked_fill(((k > 0) & (k < V))[:, None] & (rank >= k[:, None]), -math.inf)
 
 

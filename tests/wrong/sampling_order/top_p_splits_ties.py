@@ -59,7 +59,7 @@ def _top_k(x, k):
 def _top_p(x, p):
     asc, idx = x.sort(-1)
     cum = asc.softmax(-1).flip(-1).cumsum(-1)                   # cum[j]: mass of the j+1 largest
-    n_greater = x.shape[-1] - 1 - idx.argsort(-1)               # tokens sorted before, ties split
+    n_greater = x.shape[-1] - 1 - idx.argsort(dim=-1)            # tokens sorted before, ties split
     above = torch.where(n_greater > 0, cum.gather(-1, (n_greater - 1).clamp_min(0)), 0.0)
     return x.masked_fill((p < 1)[:, None] & (above >= p[:, None]), -math.inf)
 
