@@ -55,3 +55,56 @@ def test_batch_128_memory_bound():
 def test_group():
     assert ref.joules_per_token(700.0, 14000.0, 8) == 0.4
     assert 8 * 700 == 5600
+
+
+EDITORIAL = ROOT / "exercises" / "joules-per-token" / "editorial.md"
+
+
+def energy_svg() -> str:
+    """Throughput, power and joules per token relative to batch 1, log-log, from the reference."""
+    import math
+
+    W, H, L, R, T, B = 560, 300, 60, 20, 20, 40
+    xmin, xmax, ymin, ymax = 0.0, math.log2(128), -2.0, 2.0          # log2 batch, log10 ratio
+
+    def px(b):
+        return L + (math.log2(b) - xmin) / (xmax - xmin) * (W - L - R)
+
+    def py(v):
+        return T + (ymax - math.log10(v)) / (ymax - ymin) * (H - T - B)
+
+    r = curve()
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">',
+           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
+    for b in BATCHES:
+        out.append(f'<text x="{px(b):.1f}" y="{H - B + 14}" text-anchor="middle">{b}</text>')
+    for e, lab in ((-2, "1/100"), (-1, "1/10"), (0, "1"), (1, "10"), (2, "100")):
+        out.append(f'<text x="{L - 4}" y="{py(10 ** e) + 4:.1f}" text-anchor="end">{lab}</text>')
+    out.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 8}" text-anchor="middle">decode batch</text>')
+    out.append(f'<text x="14" y="{(T + H - B) / 2:.0f}" text-anchor="middle" '
+               f'transform="rotate(-90 14 {(T + H - B) / 2:.0f})">relative to batch 1</text>')
+    series = (("tokens_per_s", "#1f77b4", "tokens/s"), ("power_w", "#ff7f0e", "power (W)"),
+              ("joules_per_token", "#2ca02c", "J/token"))
+    for key, color, label in series:
+        vals = [v / r[key][0] for v in r[key]]
+        pts = " ".join(f"{px(b):.1f},{py(v):.1f}" for b, v in zip(BATCHES, vals))
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+        for b, v in zip(BATCHES, vals):
+            out.append(f'<circle cx="{px(b):.1f}" cy="{py(v):.1f}" r="3" fill="{color}"/>')
+        end = vals[-1]
+        text = f"{label} x{end:.2f}" if end < 10 and end >= 1 else (f"{label} x{end:.0f}" if end >= 10 else f"{label} /{1 / end:.0f}")
+        out.append(f'<text x="{px(BATCHES[-1]) - 6:.1f}" y="{py(end) + (14 if end < 1 else -8):.1f}" '
+                   f'text-anchor="end" fill="{color}">{text}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def test_editorial_picture_is_current():
+    text = EDITORIAL.read_text()
+    start, end = text.index("<svg"), text.index("</svg>") + len("</svg>")
+    assert text[start:end] == energy_svg(), "regenerate the SVG: print(energy_svg())"
+
+
+if __name__ == "__main__":
+    print(energy_svg())

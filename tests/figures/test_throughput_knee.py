@@ -70,3 +70,58 @@ def test_fraction_rule():
     a, c = story(H100_SXM)[:2]
     assert ref.batch_for_fraction(a, c, 0.9) == __import__("math").ceil(9 * a / c)     # nine knees
     assert ref.batch_for_fraction(a, c, 0.99) == __import__("math").ceil(99 * a / c)   # 99 knees
+
+
+EDITORIAL = ROOT / "exercises" / "throughput-knee" / "editorial.md"
+
+
+def knee_svg() -> str:
+    """Throughput against batch for the editorial's H100 and H200 stories, from the reference."""
+    W, H, L, R, T, B = 560, 300, 60, 20, 20, 40
+    xmax, ymax = 300, 8000
+
+    def px(b):
+        return L + b / xmax * (W - L - R)
+
+    def py(x):
+        return T + (1 - x / ymax) * (H - T - B)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">',
+           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
+    for b in range(0, xmax + 1, 50):
+        out.append(f'<text x="{px(b):.1f}" y="{H - B + 14}" text-anchor="middle">{b}</text>')
+    for x in range(0, ymax + 1, 2000):
+        out.append(f'<text x="{L - 4}" y="{py(x) + 4:.1f}" text-anchor="end">{x}</text>')
+    out.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 8}" text-anchor="middle">decode batch b</text>')
+    out.append(f'<text x="14" y="{(T + H - B) / 2:.0f}" text-anchor="middle" '
+               f'transform="rotate(-90 14 {(T + H - B) / 2:.0f})">tokens/s</text>')
+    for gpu, color in ((H100_SXM, "#1f77b4"), (H200_SXM, "#d62728")):
+        a, c, _, mb, r = story(gpu)
+        pts = " ".join(f"{px(b):.1f},{py(b / (a + c * b)):.1f}" for b in range(1, xmax + 1, 3))
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+        ceil = r["ceiling_tokens_per_s"]
+        out.append(f'<line x1="{px(0):.1f}" y1="{py(ceil):.1f}" x2="{px(xmax):.1f}" y2="{py(ceil):.1f}" '
+                   f'stroke="{color}" stroke-dasharray="4 3"/>')
+        out.append(f'<text x="{px(xmax) - 4:.1f}" y="{py(ceil) - 4:.1f}" text-anchor="end" fill="{color}">'
+                   f'{gpu.name} ceiling 1/c = {ceil:.0f}</text>')
+        x = r["max_throughput_tokens_per_s"]
+        out.append(f'<line x1="{px(mb):.1f}" y1="{py(0):.1f}" x2="{px(mb):.1f}" y2="{py(x):.1f}" '
+                   f'stroke="{color}" stroke-dasharray="2 2"/>')
+        out.append(f'<circle cx="{px(mb):.1f}" cy="{py(x):.1f}" r="4" fill="{color}"/>')
+        out.append(f'<text x="{px(mb) + 6:.1f}" y="{py(x) + 16:.1f}" fill="{color}">KV cap b={mb}</text>')
+    a, c = story(H100_SXM)[:2]
+    out.append(f'<circle cx="{px(a / c):.1f}" cy="{py(1 / (2 * c)):.1f}" r="4" fill="none" stroke="#333"/>')
+    out.append(f'<text x="{px(a / c) + 6:.1f}" y="{py(1 / (2 * c)) + 4:.1f}">knee a/c = {a / c:.0f}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def test_editorial_picture_is_current():
+    text = EDITORIAL.read_text()
+    start, end = text.index("<svg"), text.index("</svg>") + len("</svg>")
+    assert text[start:end] == knee_svg(), "regenerate the SVG: print(knee_svg())"
+
+
+if __name__ == "__main__":
+    print(knee_svg())
