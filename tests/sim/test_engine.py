@@ -123,7 +123,7 @@ def _setup():
 
 
 @pytest.mark.parametrize("case", ["forged-slot", "unallocated", "held-by-other", "gap", "empty", "dtype",
-                                  "qsl", "token-range", "dup-id", "short-table"])
+                                  "qsl", "token-range", "dup-id", "short-table", "two-rows-one-new-block"])
 def test_forward_refuses_and_records(case):
     pool, model, a = _setup()
     b = pool.allocate(1)
@@ -147,6 +147,9 @@ def test_forward_refuses_and_records(case):
         args["toks"] = i64([64])
     elif case == "dup-id":
         args = dict(ids=["b", "b"], toks=i64([5, 6]), pos=i64([0, 0]), qsl=i64([0, 1, 2]), tables=i64([b, b]),
+                    slots=i64([b[0] * 2, b[0] * 2]))
+    elif case == "two-rows-one-new-block":           # b is allocated but no forward has used it yet
+        args = dict(ids=["b", "c"], toks=i64([5, 6]), pos=i64([0, 0]), qsl=i64([0, 1, 2]), tables=i64([b, b]),
                     slots=i64([b[0] * 2, b[0] * 2]))
     elif case == "short-table":
         args = dict(ids=["a"], toks=i64([5, 6]), pos=i64([3, 4]), qsl=i64([0, 2]), tables=i64([a]),

@@ -30,7 +30,6 @@ so a stale read both changes the output and is reported in ``stale_reads``.
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass
 
 import torch
@@ -270,6 +269,7 @@ class ToyModel:
             return self._refuse(ValueError, f"a token id outside [0, {self.vocab_size})")
         bs = pool.block_size
         pos_l, slot_l, tab_l = positions.tolist(), slots.tolist(), tables.tolist()
+        claimed: dict[int, str] = {}  # blocks named in this batch, so two rows cannot share one
         for i, rid in enumerate(ids):
             pos = pos_l[q[i]:q[i + 1]]
             start, last = pos[0], pos[-1]
@@ -289,7 +289,9 @@ class ToyModel:
                     return self._refuse(ValueError, f"request {rid}: block {blk} in its block table is not "
                                         "an allocated block of the pool")
                 holder = pool.owner.get(blk)
-                if holder is not None and holder != rid:
+                if holder is None:
+                    holder = claimed.setdefault(blk, rid)
+                if holder != rid:
                     return self._refuse(ValueError, f"request {rid}: block {blk} in its block table is held "
                                         f"by request {holder}")
             for t in range(q[i], q[i + 1]):
@@ -334,7 +336,3 @@ class ToyModel:
         self.violations.append(message)
         raise exc(message)
 
-
-def blocks_for(num_tokens: int, block_size: int) -> int:
-    """Blocks needed to hold the KV of ``num_tokens`` tokens: ceil(num_tokens / block_size)."""
-    return math.ceil(num_tokens / block_size)

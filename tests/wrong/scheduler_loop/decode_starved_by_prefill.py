@@ -1,5 +1,5 @@
-"""WRONG: ATOM #1835 (DOMAIN-NOTES I8): while any prefill is pending (a running request mid-prefill or
-a waiting request), running decodes get no token; prefill chunks take the whole budget."""
+"""WRONG: ATOM #1835 (DOMAIN-NOTES I8): while a running request is mid-prefill (chunked), running
+decodes get no token; the prefill chunks take the whole budget."""
 
 from collections import deque
 
@@ -83,7 +83,7 @@ class Scheduler:
         scheduled: list[tuple[Request, int]] = []
         preempted = False
 
-        prefill_pending = bool(self.waiting) or any(len(r.token_ids) - r.num_computed_tokens > 1 for r in self.running)
+        prefill_pending = any(len(r.token_ids) - r.num_computed_tokens > 1 for r in self.running)
         i = 0
         while i < len(self.running) and budget > 0:
             req = self.running[i]
