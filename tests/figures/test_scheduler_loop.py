@@ -70,3 +70,10 @@ def test_editorial_totals():
     generated = sum(len(s) for s in steps)
     assert (computed, first_life, generated, len(steps)) == (28, 6, 11, 8)
     assert "28 tokens in 8 steps; 6 of them are B's recomputation. The 11 generated" in EDITORIAL
+
+
+def test_quoted_limits():
+    grader = load_module(ROOT / "graders" / "scheduler_loop.py", "_grader_scheduler_loop_figures")
+    assert KVBlockPool(1, 1).max_calls_per_step == 1000
+    assert "more than\n1,000 pool calls" in STATEMENT and "after 1,000." in EDITORIAL
+    assert grader.VOCAB == 64 and "| `model.vocab_size` | int (64) |" in STATEMENT
