@@ -145,3 +145,49 @@ def test_editorial_other_numbers():
     assert support(probs(logp([0.5, 0.3, 0.2]), top_p=0.6)) == {0, 1}
     assert torch.tensor(1 - 1e-8, dtype=torch.float32).item() == 1.0
     assert support(probs(torch.tensor([[2.0, 1.0, 0.0, -1.0]]), temperature=0.8, top_p=1e-8)) == {0}
+
+
+# -- the grader itself, run in-process against the reference ------------------------------------
+
+class _InProcess:
+    """Just enough of inferprep.grading.Grading to run the grader with the reference as the
+    submission, without a sandbox (the real runs are in tests/test_exercises.py)."""
+
+    def __init__(self, device="cpu"):
+        self.device, self.public, self.failures = torch.device(device), False, []
+
+    def reference(self):
+        return ref
+
+    @staticmethod
+    def rng(seed):
+        return torch.Generator().manual_seed(seed)
+
+    def call(self, fn, *args, **kwargs):
+        return getattr(ref, fn)(*args, **kwargs)
+
+    def raises(self, exc_name, fn, *args, **kwargs):
+        with pytest.raises(ValueError):
+            getattr(ref, fn)(*args, **kwargs)
+
+    def case(self, name):
+        import contextlib
+
+        @contextlib.contextmanager
+        def run():
+            try:
+                yield
+            except Exception as e:  # noqa: BLE001
+                self.failures.append(f"{name}: {type(e).__name__}: {e}")
+        return run()
+
+
+def test_fixed_cases_stay_off_the_thresholds():
+    grader = load_module(ROOT / "graders" / "sampling_order.py", "_fig_sampling_order_grader")
+    grader.CHECK_BOUNDARIES = True
+    g = _InProcess()
+    try:
+        grader.grade(g)
+    finally:
+        grader.CHECK_BOUNDARIES = False
+    assert g.failures == []
