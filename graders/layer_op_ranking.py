@@ -21,6 +21,9 @@ MHA = ModelConfig(name="mha-7b", n_layers=32, hidden_size=4096, n_heads=32, n_kv
                   head_dim=128, ffn_size=11008, vocab_size=32000)
 MQA_WIDE = ModelConfig(name="mqa-wide", n_layers=26, hidden_size=2304, n_heads=8, n_kv_heads=1,
                        head_dim=256, ffn_size=9216, vocab_size=256000, tied_embeddings=True)
+# 512 query heads per KV head: decode attention turns compute-bound on every tabled GPU.
+HUGE_GROUP = ModelConfig(name="huge-group", n_layers=8, hidden_size=8192, n_heads=512, n_kv_heads=1,
+                         head_dim=64, ffn_size=16384, vocab_size=1000)
 QKV_HEAVY = ModelConfig(name="qkv-heavy", n_layers=4, hidden_size=1024, n_heads=64, n_kv_heads=32,
                         head_dim=128, ffn_size=512, vocab_size=1000)
 
@@ -37,7 +40,7 @@ def _random(seed: int) -> ModelConfig:
                        ffn_size=ri(1000, 40000), vocab_size=1000)
 
 
-MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, MHA, MQA_WIDE, QKV_HEAVY] + [_random(s) for s in range(3)]
+MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, MHA, MQA_WIDE, QKV_HEAVY, HUGE_GROUP] + [_random(s) for s in range(3)]
 ODD = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=4.4e14,
                           fp8_dense_flops=None, hbm_bytes_per_s=5.5e12)
 GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, ODD]
@@ -111,6 +114,19 @@ def grade(g: Grading) -> None:
                     with g.case(f"flip-{m.name}-{gpu.name}-L{L}-launch{lu}"):
                         _exact_or_none(g.call("ranking_flip_batch", m, gpu, DType.BF16, L, lu), exp,
                                        "flip batch")
+    for gpu in (specs.H100_SXM, specs.A100_SXM_80GB):
+        for b, L in ((1, 4096), (64, 4096)):
+            tag = f"{HUGE_GROUP.name}-{gpu.name}-b{b}-L{L}"
+            with g.case(f"times-compute-bound-attention-{tag}"):
+                out = g.call("layer_op_times", HUGE_GROUP, gpu, DType.BF16, b, L, 1.0)
+                exp = ref.layer_op_times(HUGE_GROUP, gpu, DType.BF16, b, L, 1.0)
+                if not isinstance(out, dict) or set(out) != set(OPS):
+                    fail(f"layer_op_times must return a dict with exactly the keys {list(OPS)}")
+                expect_close(out["attention"], exp["attention"], name="['attention']", rtol=RTOL)
+            with g.case(f"remedies-compute-bound-attention-{tag}"):
+                out = g.call("remedies", HUGE_GROUP, gpu, DType.BF16, b, L)
+                if not isinstance(out, dict) or out.get("attention") != "none":
+                    fail("['attention']: this attention is compute-bound; no remedy closes a gap it does not have")
     # Powers of two: 7 sequences' KV at 8,192 tokens equal the gate/up weights exactly, and one
     # sequence's KV equals o_proj's weights, in every order of float operations.
     binary = dataclasses.replace(specs.H100_SXM, name="binary", bf16_dense_flops=float(2**50),
