@@ -259,6 +259,7 @@ def grade(g: Grading) -> None:
         "rejects-max-new-tokens-0": [(0, "z", [1, 2], 0)],
         "rejects-duplicate-request-id": [(0, "d", [1], 2), (0, "d", [2], 2)],
         "rejects-negative-token-id": [(0, "n", [3, -1], 2)],
+        "rejects-id-reused-after-it-finished": [(0, "d", [1], 1), (4, "d", [2], 1)],
     }
     for name, reqs in bad_requests.items():
         with g.case(name):
@@ -266,5 +267,7 @@ def grade(g: Grading) -> None:
     with g.case("rejects-bad-config"):
         for args in ((0, 4, 16, 2), (4, 0, 16, 2), (4, 4, 0, 2), (4, 4, 16, 0)):
             g.raises("ValueError", "Scheduler", *args)
+    with g.case("no-requests"):
+        check_run(g, base, [], seed=0)
     with g.case("accepts-kv-exactly-the-pool"):
         check_run(g, base, [(0, "fits", prompt(31, 13), 4)], seed=31)  # 16 tokens = 4 blocks
