@@ -77,3 +77,25 @@ def test_quoted_limits():
     assert KVBlockPool(1, 1).max_calls_per_step == 1000
     assert "more than\n1,000 pool calls" in STATEMENT and "after 1,000." in EDITORIAL
     assert grader.VOCAB == 64 and "| `model.vocab_size` | int (64) |" in STATEMENT
+
+
+def _scenario(name):
+    grader = load_module(ROOT / "graders" / "scheduler_loop.py", "_grader_scheduler_loop_scenarios")
+    cfg, reqs = next((c, r) for n, c, r in grader.SCENARIOS if n == name)
+    return run(cfg, reqs, seed=len(name))
+
+
+def test_hidden_scenarios_do_what_their_comments_say():
+    records, _ = _scenario("victim-newest-first-then-self")       # DOMAIN-NOTES 1, victim test
+    assert [r.request_ids for r in records[:6]] == [["A", "B", "C"], ["A"], ["A"], ["B"], ["B"], ["C"]]
+    records, _ = _scenario("i7-one-yields-other-decodes")         # I7: B yields, A decodes 1
+    assert (records[1].request_ids, records[1].num_tokens, records[1].blocks_in_use) == (["A"], [1], 3)
+    records, _ = _scenario("i8-decode-beside-chunked-prefill")    # I8: D 1 + P 15 per step
+    assert [(r.request_ids, r.num_tokens) for r in records[1:5]] == [(["D", "P"], [1, 15])] * 4
+    assert sum(r.num_tokens[1] for r in records[1:5]) == 60
+    records, _ = _scenario("i6-pool-drains-then-full-size-request")  # I6: pool empty between requests
+    full = [r for r in records if r.request_ids == ["full"]]
+    assert full[-1].blocks_in_use == 8
+    assert all(r.blocks_in_use <= 3 for r in records if "full" not in r.request_ids)
+    records, _ = _scenario("self-preemption-blocks-admission")   # B preempts only itself: A alone
+    assert records[1].request_ids == ["A"] and records[2].request_ids == ["A", "B"]
