@@ -28,6 +28,9 @@ def test_granularity():
     r = ref.occupancy(H100_SXM, 256, 100, 0)
     assert r["registers_per_warp"] == 3328 and 100 * 32 == 3200
     assert 16384 // 3328 == 4 and 16384 // 3200 == 5 and r["blocks_limit"]["registers"] == 2
+    small = ref.occupancy(H100_SXM, 128, 100, 0)
+    assert small["blocks_limit"]["registers"] == 4 and small["active_warps"] == 16
+    assert (16384 // 3200) * 4 // 4 == 5
     one_warp = ref.occupancy(H100_SXM, 32, 136, 0)
     assert one_warp["registers_per_warp"] == 4352
     assert one_warp["blocks_limit"]["registers"] == 12 and 65536 // 4352 == 15
