@@ -94,6 +94,12 @@ def test_batches(gpu, bf16, fp8w, int4w, fp8fp8):
         assert ref.compute_bound_batch(gpu, DType.FP8, DType.FP8) == fp8fp8
 
 
+def test_unit_slips():
+    # sparse headline = 2x dense; TiB/s instead of TB/s shrinks the ridge by ~9%
+    assert round(2 * specs.H100_SXM.bf16_dense_flops / 1e12) == 1979
+    assert round(100 * (1 - 1e12 / 2**40)) == 9
+
+
 def test_example_points():
     r = ref.roofline(specs.H100_SXM, DType.BF16, 64.0)
     assert r["attainable_flops"] == pytest.approx(214.4e12, rel=1e-12) and r["bound"] == "memory"
