@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from inferprep.grading import Grading, SubmissionRaised, expect_equal, fail
+from inferprep.grading import Grading, SubmissionRaised, fail
 from inferprep.sim.engine import KVBlockPool, ToyModel
 
 VOCAB = 64
@@ -35,19 +35,15 @@ def _batch(rec) -> str:
     return "(" + ", ".join(_fmt(rec, j) for j in range(len(rec.request_ids))) + ")"
 
 
-def check_run(g: Grading, cfg: dict, requests: list, seed: int, expected_steps=None,
-              expected_records=None) -> None:
-    """Run the submission on one workload and check it (see the module docstring).
-
-    expected_steps/expected_records: the reference's per-step events and forward records; when
-    None, the reference is run here (parent side, no proxies)."""
-    if expected_steps is None:
-        rpool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
-        rmodel = ToyModel(rpool, VOCAB, seed)
-        expected_steps = g.reference().run_engine(cfg, requests, rmodel, 100_000)
-        expected_records = rmodel.records
-        if rmodel.violations or rmodel.stale_reads or rpool.num_used:
-            raise RuntimeError("the reference broke the simulator's rules")
+def check_run(g: Grading, cfg: dict, requests: list, seed: int) -> None:
+    """Run the reference (here, on its own pool and model, no proxies), then the submission on
+    the same workload, and check it (see the module docstring)."""
+    rpool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
+    rmodel = ToyModel(rpool, VOCAB, seed)
+    expected_steps = g.reference().run_engine(cfg, requests, rmodel, 100_000)
+    expected_records = rmodel.records
+    if rmodel.violations or rmodel.stale_reads or rpool.num_used:
+        raise RuntimeError("the reference broke the simulator's rules")
     max_steps = 3 * len(expected_steps) + 50
     pool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
     model = ToyModel(pool, VOCAB, seed, max_forward_calls=max_steps)

@@ -100,8 +100,6 @@ def test_chunked_batched_paged_equals_greedy():
                     s["out"].append(tok)
         assert {rid: s["out"] for rid, s in state.items()} == want
         assert not model.violations and not model.stale_reads
-        rec = model.records[0]
-        assert rec.blocks_in_use == pool.num_used or len(model.records) > 1
 
 
 def test_record_of_a_forward():
