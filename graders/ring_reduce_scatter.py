@@ -178,12 +178,15 @@ def _cost_model(g: Grading) -> None:
                          rtol=1e-9, atol=1e-6, name="crossover_bytes")
     with g.case("crossover p=8, alpha=5 us, 100 GB/s"):
         expect_close(g.call("crossover_bytes", 8, 5e-6, 100e9), 16e6, rtol=1e-9, name="crossover_bytes")
-    bad = [("ring_allreduce_time", (1e6, 0, 1e-6, 1e9)), ("ring_allreduce_time", (-1.0, 4, 1e-6, 1e9)),
-           ("tree_allreduce_time", (1e6, 4, -1e-6, 1e9)), ("tree_allreduce_time", (1e6, 4, 1e-6, 0.0)),
-           ("crossover_bytes", (0, 1e-6, 1e9)), ("crossover_bytes", (2.5, 1e-6, 1e9)),
-           ("crossover_bytes", (8, 1e-6, float("nan")))]
-    for fn, args in bad:
-        with g.case(f"{fn}{args} raises ValueError"):
+    bad = [("ring_allreduce_time", "p = 0", (1e6, 0, 1e-6, 1e9)),
+           ("ring_allreduce_time", "n < 0", (-1.0, 4, 1e-6, 1e9)),
+           ("tree_allreduce_time", "alpha < 0", (1e6, 4, -1e-6, 1e9)),
+           ("tree_allreduce_time", "bw = 0", (1e6, 4, 1e-6, 0.0)),
+           ("crossover_bytes", "p = 0", (0, 1e-6, 1e9)),
+           ("crossover_bytes", "p = 2.5", (2.5, 1e-6, 1e9)),
+           ("crossover_bytes", "bw = NaN", (8, 1e-6, float("nan")))]
+    for fn, why, args in bad:
+        with g.case(f"{fn} raises ValueError: {why}"):
             g.raises("ValueError", fn, *args)
 
 

@@ -84,6 +84,8 @@ class Specimen:
                 raise TypeError("every argument must be a torch.Tensor")
         if draft_token_ids.is_floating_point() or num_draft_tokens.is_floating_point():
             raise TypeError("draft_token_ids and num_draft_tokens must be integer tensors")
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)            # small tensors: intra-op threads only spin on a busy machine
         try:
             self._validate(draft_token_ids, draft_probs, target_probs, num_draft_tokens, accept_uniforms,
                            sample_uniforms)
@@ -92,6 +94,8 @@ class Specimen:
                                 target_probs.device)
         except RuntimeError as e:                                        # a torch error on odd input
             raise ValueError(f"the verifier could not process these inputs: {e}") from None
+        finally:
+            torch.set_num_threads(threads)
 
     def _validate(self, tok, q_all, p_all, n, au, su) -> None:
         """verify's ValueErrors, with the reference's messages (so specimens all look alike)."""

@@ -142,32 +142,32 @@ def is_lossless(verifier, vocab_size: int, seed: int) -> bool:
     ctx = torch.zeros(B, dtype=torch.int64)                    # every stream starts after token 0
     stream = torch.full((B, L), -1, dtype=torch.int64)
     length = torch.zeros(B, dtype=torch.int64)
-    rows = torch.arange(B)
-
     for _ in range(L):                                         # each call emits >= 1 token per row
-        if bool((length >= L).all()):
+        act = (length < L).nonzero().squeeze(-1)               # rows whose stream is still short
+        if act.numel() == 0:
             break
-        n = torch.randint(1, K_TEST + 1, (B,), generator=g)    # ragged: also rows with n < K
-        drafts = torch.empty(B, K_TEST, dtype=torch.int64)
-        qs = torch.empty(B, K_TEST, V, dtype=torch.float64)
-        ps = torch.empty(B, K_TEST + 1, V, dtype=torch.float64)
-        c = ctx
-        for j in range(K_TEST):
-            ps[:, j], qs[:, j] = P[scen, c], Q[scen, c]
+        A, sc = act.numel(), scen[act]
+        n = torch.randint(1, K_TEST + 1, (A,), generator=g)    # ragged: also rows with n < K
+        drafts = torch.empty(A, K_TEST, dtype=torch.int64)
+        qs = torch.empty(A, K_TEST, V, dtype=torch.float64)
+        ps = torch.empty(A, K_TEST + 1, V, dtype=torch.float64)
+        c = ctx[act]
+        for j in range(K_TEST):                                # draft autoregressively from Q
+            ps[:, j], qs[:, j] = P[sc, c], Q[sc, c]
             drafts[:, j] = _categorical(qs[:, j], g)
             c = drafts[:, j]
-        ps[:, K_TEST] = P[scen, c]
-        au = torch.rand(B, K_TEST, generator=g, dtype=torch.float64)
-        su = torch.rand(B, generator=g, dtype=torch.float64)
+        ps[:, K_TEST] = P[sc, c]
+        au = torch.rand(A, K_TEST, generator=g, dtype=torch.float64)
+        su = torch.rand(A, generator=g, dtype=torch.float64)
         out_ids, num = verifier(drafts, qs, ps, n, au, su)
         out_ids, num = out_ids.to("cpu", torch.int64), num.to("cpu", torch.int64)
-        if ((num < 1) | (num > n + 1)).any():
+        if tuple(out_ids.shape) != (A, K_TEST + 1) or ((num < 1) | (num > n + 1)).any():
             return False
         for k in range(K_TEST + 1):                            # append emitted tokens to each stream
-            emit = (k < num) & (length < L)
-            stream[rows[emit], length[emit]] = out_ids[emit, k]
-            length += emit.to(torch.int64)
-        ctx = out_ids[rows, num - 1]
+            emit = (k < num) & (length[act] < L)
+            stream[act[emit], length[act[emit]]] = out_ids[emit, k]
+            length[act[emit]] += 1
+        ctx[act] = out_ids[torch.arange(A), num - 1]
     if (length < L).any() or ((stream < 0) | (stream >= V)).any():
         return False
 
@@ -192,3 +192,15 @@ def is_lossless(verifier, vocab_size: int, seed: int) -> bool:
         if stat > _chi2_quantile(df, Z):
             return False
     return True
+
+
+# -- figures quoted in the editorial ----------------------------------------------------------
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
+    """alpha = sum_i min(p_i, q_i): the probability that one draft x ~ q is accepted."""
+    return float(torch.minimum(p.double(), q.double()).sum())
+
+
+def expected_tokens_per_step(alpha: float, k: int) -> float:
+    """E[tokens emitted per verification] with k drafts each accepted w.p. alpha, bonus included:
+    1 + alpha + ... + alpha^k = (1 - alpha^(k+1)) / (1 - alpha) (Leviathan et al. 2023, eq. 1)."""
+    return float(k + 1) if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
