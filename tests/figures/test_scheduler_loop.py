@@ -99,3 +99,26 @@ def test_hidden_scenarios_do_what_their_comments_say():
     assert all(r.blocks_in_use <= 3 for r in records if "full" not in r.request_ids)
     records, _ = _scenario("self-preemption-blocks-admission")   # B preempts only itself: A alone
     assert records[1].request_ids == ["A"] and records[2].request_ids == ["A", "B"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_editorial_invariant_running_then_waiting_is_arrival_order(seed):
+    grader = load_module(ROOT / "graders" / "scheduler_loop.py", "_grader_scheduler_loop_invariant")
+    cfg = dict(num_blocks=8, block_size=2, max_num_batched_tokens=6, max_num_seqs=4)
+    reqs = sorted(grader.random_workload(seed, 8, 8, 2, 8, 6, 6), key=lambda r: r[0])
+    order = [rid for _, rid, _, _ in reqs]
+    pool = KVBlockPool(8, 2)
+    model = ToyModel(pool, 64, seed)
+    sched = REF.Scheduler(**cfg)
+    i = preemptions = 0
+    for step in range(500):
+        while i < len(reqs) and reqs[i][0] <= step:
+            sched.add_request(*reqs[i][1:])
+            i += 1
+        sched.step(model)
+        live = [r.request_id for r in sched.running] + [r.request_id for r in sched.waiting]
+        assert live == [rid for rid in order if rid in set(live)]
+        preemptions += sum(1 for r in sched.waiting if r.num_output_tokens > 0)
+        if i == len(reqs) and not sched.has_unfinished():
+            break
+    assert not sched.has_unfinished() and preemptions > 0   # the workload does exercise preemption
