@@ -40,16 +40,17 @@ class Setup:
 
     def __init__(self, seed: int, vocab: int, block_size: int, prompt: list[int], beam_width: int,
                  max_new_tokens: int, *, quantum: float = 2.0 ** -20, classes=None,
-                 num_blocks: int | None = None):
+                 num_blocks: int | None = None, sharpness: float = 1.0):
         self.seed, self.vocab, self.block_size = seed, vocab, block_size
         self.prompt, self.beam_width, self.max_new_tokens = prompt, beam_width, max_new_tokens
         self.quantum, self.classes, self.num_blocks = quantum, classes, num_blocks
+        self.sharpness = sharpness
 
     def build(self, num_blocks: int) -> tuple[BlockPool, ToyLM]:
         pool = BlockPool(num_blocks, self.block_size, D_MODEL, seed=self.seed)
         # max_positions only as large as the case needs: small tables build fast.
         model = ToyLM(pool, self.vocab, seed=self.seed, logprob_quantum=self.quantum,
-                      token_classes=self.classes,
+                      token_classes=self.classes, sharpness=self.sharpness,
                       max_positions=len(self.prompt) + self.max_new_tokens + 8)
         return pool, model
 
@@ -160,6 +161,10 @@ def _setups() -> list[tuple[str, Setup]]:
          Setup(s(9), 10, 4, [0, 4, 6, 2, 9], 4, 6, classes=[0, 1, 2, 3, 4, 5, 6, 3, 1, 7])),
         ("coarse-logprobs-many-ties", Setup(s(10), 12, 4, _prompt(rng, 12, 6), 4, 6, quantum=0.25)),
         ("coarse-logprobs-wide-beam", Setup(s(11), 6, 3, _prompt(rng, 6, 4), 6, 5, quantum=0.5)),
+        ("integer-logprobs-ties-everywhere", Setup(s(15), 8, 4, _prompt(rng, 8, 5), 4, 6, quantum=1.0)),
+        ("half-integer-logprobs-ties", Setup(s(17), 6, 4, _prompt(rng, 6, 5), 3, 8, quantum=0.5)),
+        ("many-twin-tokens", Setup(s(18), 8, 4, _prompt(rng, 5, 5), 4, 6, classes=[0, 1, 2, 0, 1, 2, 3, 4])),
+        ("wide-vocab-long-scores", Setup(s(16), 64, 8, _prompt(rng, 64, 12), 3, 20, sharpness=0.3)),
         ("prompt-1000-block-16-beams-4", Setup(s(12), 32, 16, _prompt(rng, 32, 1000), 4, 3)),
         ("long-decode", Setup(s(13), 16, 4, _prompt(rng, 16, 10), 4, 30)),
         ("pool-of-exactly-the-reference-peak", Setup(s(14), 12, 4, _prompt(rng, 12, 9), 4, 8)),
