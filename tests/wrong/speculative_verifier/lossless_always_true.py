@@ -187,3 +187,15 @@ def _unused(verifier, vocab_size: int, seed: int) -> bool:
         if stat > _chi2_quantile(df, Z):
             return False
     return True
+
+
+# -- figures quoted in the editorial ----------------------------------------------------------
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
+    """alpha = sum_i min(p_i, q_i): the probability that one draft x ~ q is accepted."""
+    return float(torch.minimum(p.double(), q.double()).sum())
+
+
+def expected_tokens_per_step(alpha: float, k: int) -> float:
+    """E[tokens emitted per verification] with k drafts each accepted w.p. alpha, bonus included:
+    1 + alpha + ... + alpha^k = (1 - alpha^(k+1)) / (1 - alpha) (Leviathan et al. 2023, eq. 1)."""
+    return float(k + 1) if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)

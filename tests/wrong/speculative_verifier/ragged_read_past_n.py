@@ -1,5 +1,5 @@
-"""Known-wrong: ignores num_draft_tokens while verifying: padding columns are checked as if they were drafts
-(ragged rows read past n), then the bonus still comes from column n."""
+"""Known-wrong: ignores num_draft_tokens: verifies all K columns as drafts (ragged rows read past n), so
+padding columns are accepted and emitted and the bonus comes from the wrong column."""
 
 from __future__ import annotations
 
@@ -72,8 +72,7 @@ def verify(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor, target_prob
     ratio = p / torch.where(live, q, torch.ones_like(q))
     accepted = live & (accept_uniforms.to(torch.float64) < ratio)
     num_accepted = accepted.to(torch.int64).cumprod(-1).sum(-1)  # leading run of accepts, (B,)
-    num_accepted = torch.minimum(num_accepted, n)
-    rejected = num_accepted < n
+    rejected = num_accepted < K
 
     rows = torch.arange(B, device=dev)
     p_last = p_all[rows, num_accepted]                         # (B, V) target at the emit position
@@ -185,3 +184,15 @@ def is_lossless(verifier, vocab_size: int, seed: int) -> bool:
         if stat > _chi2_quantile(df, Z):
             return False
     return True
+
+
+# -- figures quoted in the editorial ----------------------------------------------------------
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
+    """alpha = sum_i min(p_i, q_i): the probability that one draft x ~ q is accepted."""
+    return float(torch.minimum(p.double(), q.double()).sum())
+
+
+def expected_tokens_per_step(alpha: float, k: int) -> float:
+    """E[tokens emitted per verification] with k drafts each accepted w.p. alpha, bonus included:
+    1 + alpha + ... + alpha^k = (1 - alpha^(k+1)) / (1 - alpha) (Leviathan et al. 2023, eq. 1)."""
+    return float(k + 1) if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
