@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_equal, expect_tensor, fail
+from inferprep.grading import Grading, expect_tensor, fail
 
 HF = ("temperature", "top_k", "top_p", "min_p")
 VLLM_V1 = ("temperature", "min_p", "top_k", "top_p")
