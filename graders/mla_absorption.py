@@ -1,0 +1,151 @@
+"""Hidden grader of mla-absorption.
+
+Both decode paths are checked against the reference naive path computed in float64 from the same
+(dtype-rounded) inputs; the absorbed path alone gets a long cache whose decompressed keys would
+not fit the memory limit; the cost and regime functions run on DeepSeek-V3 and other MLA configs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+from inferprep.grading import Grading, expect_close, expect_tensor, fail
+from inferprep.specs import A100_SXM_80GB, B200, DEEPSEEK_V3, H100_SXM, H200_SXM, LLAMA_3_1_70B, DType
+
+TOL = {torch.float64: (1e-9, 1e-12), torch.float32: (1e-4, 1e-4), torch.bfloat16: (8e-3, 1e-5)}
+ENTRIES = ("mla_decode_naive", "mla_decode_absorbed")
+
+# A 16-head MLA with DeepSeek-V3's ranks (the attention shape of DeepSeek-V2-Lite)
+V2_LITE = dataclasses.replace(DEEPSEEK_V3, name="DeepSeek-V2-Lite", n_heads=16, n_kv_heads=16, n_layers=27)
+ODD = dataclasses.replace(DEEPSEEK_V3, name="made-up MLA", n_heads=24, kv_lora_rank=320, qk_nope_head_dim=96,
+                          qk_rope_head_dim=32, v_head_dim=80, head_dim=128)
+
+
+def _inputs(g: Grading, seed: int, B, H, dn, dr, dv, r, S, dtype, lens=None):
+    gen = g.rng(seed)
+    f = lambda *s, std=1.0: (torch.randn(*s, generator=gen, dtype=torch.float64) * std).to(dtype)  # noqa: E731
+    t = [f(B, H, dn), f(B, H, dr), f(B, S, r), f(B, S, dr), f(H, dn, r, std=r ** -0.5), f(H, dv, r, std=r ** -0.5)]
+    cl = None if lens is None else torch.tensor(lens, dtype=torch.int64)
+    return t, cl
+
+
+SHAPES = [
+    # name, B, H, dn, dr, dv, r, S, dtype, cache_lens
+    ("tiny-f64", 1, 1, 4, 2, 4, 8, 1, torch.float64, None),
+    ("dn-eq-dv-f64", 2, 4, 16, 8, 16, 32, 37, torch.float64, None),
+    ("dn-ne-dv-f64", 3, 3, 12, 6, 20, 24, 19, torch.float64, None),
+    ("ragged-f64", 3, 2, 8, 4, 8, 16, 40, torch.float64, [40, 1, 17]),
+    ("ragged-f32", 4, 8, 32, 16, 32, 64, 65, torch.float32, [3, 65, 64, 1]),
+    ("deepseek-v3-dims-f32", 2, 128, 128, 64, 128, 512, 96, torch.float32, [96, 41]),
+    ("bf16-long", 1, 4, 64, 32, 64, 128, 3000, torch.bfloat16, None),
+    ("bf16-ragged", 2, 8, 32, 16, 32, 64, 513, torch.bfloat16, [513, 300]),
+]
+
+
+def _expect_int(got, want: int, what: str) -> None:
+    if isinstance(got, bool) or not isinstance(got, int):
+        fail(f"{what}: expected an int, got {type(got).__name__}")
+    if got != want:
+        fail(f"{what}: got {got}, which is not the count for this config")
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    dev = g.device
+    for i, (name, B, H, dn, dr, dv, r, S, dtype, lens) in enumerate(SHAPES):
+        t, cl = _inputs(g, 900 + i, B, H, dn, dr, dv, r, S, dtype, lens)
+        want = ref.mla_decode_naive(*[x.to(torch.float64) for x in t], cache_lens=cl)
+        rtol, atol = TOL[dtype]
+        for entry in ENTRIES:
+            with g.case(f"{entry.removeprefix('mla_decode_')}-{name}"):
+                args = [x.to(dev) for x in t]
+                out = g.call(entry, *args, cache_lens=None if cl is None else cl.to(dev))
+                expect_tensor(out, want.to(dtype).to(dev), rtol=rtol, atol=atol, dtype=dtype,
+                              name=f"{entry} output (B, H, dv)")
+
+    with g.case("scale-given"):
+        t, cl = _inputs(g, 950, 2, 4, 16, 8, 16, 32, 23, torch.float64, [23, 5])
+        s = 0.1352
+        want = ref.mla_decode_naive(*t, cache_lens=cl, scale=s)
+        for entry in ENTRIES:
+            out = g.call(entry, *[x.to(dev) for x in t], cache_lens=cl.to(dev), scale=s)
+            expect_tensor(out, want.to(dev), rtol=1e-9, atol=1e-12, name=f"{entry} with scale={s}")
+
+    bad = [
+        ("w_uk-wrong-rank", dict(w_uk=(4, 16, 31))),
+        ("k_pe-wrong-length", dict(k_pe=(2, 22, 8))),
+        ("cache_len-zero", dict(lens=[0, 5])),
+        ("cache_len-over-S", dict(lens=[24, 5])),
+    ]
+    for name, what in bad:
+        with g.case(f"rejects-{name}"):
+            t, cl = _inputs(g, 960, 2, 4, 16, 8, 16, 32, 23, torch.float64, what.get("lens"))
+            if "w_uk" in what:
+                t[4] = torch.zeros(*what["w_uk"], dtype=torch.float64)
+            if "k_pe" in what:
+                t[3] = torch.zeros(*what["k_pe"], dtype=torch.float64)
+            for entry in ENTRIES:
+                g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=None if cl is None else cl.to(dev))
+
+    costs = [
+        ("deepseek-v3", DEEPSEEK_V3, 1, DType.BF16),
+        ("deepseek-v3-mtp-2", DEEPSEEK_V3, 2, DType.BF16),
+        ("deepseek-v3-fp8-cache", DEEPSEEK_V3, 1, DType.FP8),
+        ("v2-lite-4-queries", V2_LITE, 4, DType.BF16),
+        ("made-up-dims", ODD, 3, DType.FP16),
+    ]
+    for name, model, T, kvd in costs:
+        for mode in ("naive", "absorbed"):
+            with g.case(f"cost-{mode}-{name}"):
+                want = ref.mla_decode_cost(model, mode, q_len=T, kv_dtype=kvd)
+                got = g.call("mla_decode_cost", model, mode, q_len=T, kv_dtype=kvd)
+                if not isinstance(got, dict) or set(got) != set(want):
+                    fail(f"expected a dict with exactly the keys {sorted(want)}")
+                for k in ("flops_per_cached_token", "flops_per_query_token"):
+                    _expect_int(got[k], want[k], k)
+                expect_close(got["bytes_per_cached_token"], want["bytes_per_cached_token"], rtol=1e-12,
+                             name="bytes_per_cached_token")
+                expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
+
+    regimes = [
+        ("v3-h100-absorbed", DEEPSEEK_V3, H100_SXM, "absorbed", 1, DType.BF16, DType.BF16),
+        ("v3-h100-naive", DEEPSEEK_V3, H100_SXM, "naive", 1, DType.BF16, DType.BF16),
+        ("v3-h100-absorbed-mtp-2", DEEPSEEK_V3, H100_SXM, "absorbed", 2, DType.BF16, DType.BF16),
+        ("v3-h100-fp8-cache-bf16-math", DEEPSEEK_V3, H100_SXM, "absorbed", 1, DType.FP8, DType.BF16),
+        ("v3-h100-fp8-cache-fp8-math", DEEPSEEK_V3, H100_SXM, "absorbed", 1, DType.FP8, DType.FP8),
+        ("v3-h200-absorbed", DEEPSEEK_V3, H200_SXM, "absorbed", 1, DType.BF16, DType.BF16),
+        ("v3-a100-absorbed", DEEPSEEK_V3, A100_SXM_80GB, "absorbed", 1, DType.BF16, DType.BF16),
+        ("v2-lite-b200-absorbed", V2_LITE, B200, "absorbed", 1, DType.BF16, DType.BF16),
+        ("made-up-h100-absorbed-3", ODD, H100_SXM, "absorbed", 3, DType.BF16, DType.BF16),
+    ]
+    for name, model, gpu, mode, T, kvd, md in regimes:
+        with g.case(f"regime-{name}"):
+            want = ref.mla_regime(model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
+            got = g.call("mla_regime", model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
+            if not isinstance(got, dict) or set(got) != set(want):
+                fail(f"expected a dict with exactly the keys {sorted(want)}")
+            expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
+            expect_close(got["ridge"], want["ridge"], rtol=1e-9, name="ridge")
+            if got["regime"] != want["regime"]:
+                fail(f"regime: got {str(got['regime'])[:40]!r}, which is the wrong side of the ridge")
+
+    for name, fn, args, kw in [
+        ("not-mla", "mla_decode_cost", (LLAMA_3_1_70B, "absorbed"), {}),
+        ("bad-mode", "mla_decode_cost", (DEEPSEEK_V3, "fast"), {}),
+        ("q_len-0", "mla_decode_cost", (DEEPSEEK_V3, "naive"), {"q_len": 0}),
+        ("fp8-math-on-a100", "mla_regime", (DEEPSEEK_V3, A100_SXM_80GB, "absorbed"), {"math_dtype": DType.FP8}),
+    ]:
+        with g.case(f"rejects-{name}"):
+            g.raises("ValueError", fn, *args, **kw)
+
+    if not g.public:
+        # Last: a long cache. Decompressing its keys alone takes S*H*dn*4 bytes = 768 MiB in float32,
+        # over the 512 MiB limit; the absorbed path needs about 40 MB.
+        with g.case("absorbed-long-cache-does-not-decompress"):
+            t, _ = _inputs(g, 990, 1, 128, 128, 64, 128, 512, 12288, torch.float32)
+            want = ref.mla_decode_absorbed(*t)
+            out = g.call("mla_decode_absorbed", *[x.to(dev) for x in t])
+            expect_tensor(out, want.to(dev), rtol=1e-4, atol=1e-4, name="mla_decode_absorbed output (B, H, dv)")
