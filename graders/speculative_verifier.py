@@ -58,6 +58,9 @@ BIASED = {
 }
 
 
+MAX_ELEMENTS = 10_000_000
+
+
 class Specimen:
     """A verifier with verify's signature, hosted in the grader (``g.host(s, ["__call__"])``)."""
 
@@ -84,6 +87,8 @@ class Specimen:
                 raise TypeError("every argument must be a torch.Tensor")
         if draft_token_ids.is_floating_point() or num_draft_tokens.is_floating_point():
             raise TypeError("draft_token_ids and num_draft_tokens must be integer tensors")
+        if target_probs.numel() > MAX_ELEMENTS:                          # the grader's memory, not yours
+            raise ValueError(f"at most {MAX_ELEMENTS:,} target probabilities (B*(K+1)*V) per call")
         threads = torch.get_num_threads()
         torch.set_num_threads(1)            # small tensors: intra-op threads only spin on a busy machine
         try:

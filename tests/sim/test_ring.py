@@ -124,3 +124,10 @@ def test_send_recv_refuses_non_tensors_and_a_ring_of_one():
         net.comm(0).send_recv([1, 2])
     with pytest.raises(RuntimeError):
         RingNetwork(1).comm(0).send_recv(torch.zeros(1))
+
+
+def test_oversized_messages_are_refused():
+    net = RingNetwork(2, max_message_numel=4)
+    with pytest.raises(ValueError):
+        net.comm(0).send_recv(torch.zeros(5))
+    assert net.type_errors and net.steps(0) == 0
