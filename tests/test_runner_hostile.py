@@ -15,6 +15,7 @@ import pytest
 from conftest import FIXTURE_CONTENT, ROOT, sandbox_modes
 from inferprep import catalog
 from inferprep.runner import forkserver, judge, sandbox
+from inferprep.runner.process import drain_cleanups
 
 PATHS = {"cold": sandbox.launch, "warm": forkserver.launch}
 
@@ -54,6 +55,7 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode, path):
         assert not v.ok
     for marker in expected.get("stdout_not_contains", []):
         assert marker not in v.stdout and marker not in v.stderr
+    drain_cleanups()
     if os.geteuid() == 0 and box and box[0].mode is not None:
         launched = box[0]
         assert launched.proc.returncode is not None

@@ -31,6 +31,7 @@ dies twice in a row, ``launch`` falls back to the cold path and logs why.
 from __future__ import annotations
 
 import array
+import gc
 import io
 import json
 import logging
@@ -53,6 +54,7 @@ log = logging.getLogger("inferprep.runner.warm")
 
 SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
 WORK_ROOT = "inferprep-warm"
+IDLE_BEFORE_SPARE_S = 0.05
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,12 +72,9 @@ def _recv_request(ctl: socket.socket):
     return json.loads(msg), list(fds)
 
 
-def _child(req: dict, fds: list[int], keep_closed: list[int], work: Path) -> None:
+def _child(req: dict, wire: int, out: int, err: int, work: Path) -> None:
     """In the forked child: become the submission's process, then run the harness. Never returns."""
     try:
-        report, wire, out, err = fds
-        for fd in keep_closed + [report]:
-            os.close(fd)
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
@@ -93,7 +92,6 @@ def _child(req: dict, fds: list[int], keep_closed: list[int], work: Path) -> Non
         os.environ.update({str(k): str(v) for k, v in req["env"].items()})
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-        import tempfile
         tempfile.tempdir = str(work)
         from .harness import main
         main(wire)
@@ -106,10 +104,36 @@ def _child(req: dict, fds: list[int], keep_closed: list[int], work: Path) -> Non
     os._exit(0)
 
 
+def _spare(inherited: list[int]) -> tuple[int, socket.socket]:
+    """Fork a spare child now, so that a request does not wait for fork(): the spare blocks until
+    the server hands it a request (and the submission's fds), then becomes that child."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            mine.close()
+            for fd in inherited:
+                os.close(fd)
+            req, fds = _recv_request(theirs)
+            if req is None or len(fds) != 3:
+                os._exit(0)
+            theirs.close()
+            _child(req, *fds, Path(req["work"]))
+        finally:
+            os._exit(71)
+    theirs.close()
+    return pid, mine
+
+
 def serve(ctl_fd: int) -> None:
     """The fork server's loop. Exits when the parent closes the control socket."""
     from . import harness  # noqa: F401  - the point of the server: torch, numpy, harness imported
 
+    # Move everything imported so far out of the collector's reach: a collection in a child
+    # would otherwise touch every object header and copy-on-write most of the heap (measured:
+    # ~100 ms of page faults per child after import torch).
+    gc.collect()
+    gc.freeze()
     ctl = socket.socket(fileno=ctl_fd)
     root = Path("/tmp") / WORK_ROOT
     root.mkdir(mode=0o711, exist_ok=True)
@@ -119,17 +143,28 @@ def serve(ctl_fd: int) -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, tuple[int, Path]] = {}
+    reports: set[int] = set()
+    spare = _spare([ctl.fileno(), wake_r, wake_w])
     while True:
-        ready, _, _ = select.select([ctl, wake_r], [], [], 1.0)
+        # Fork the next spare only when idle: fork() of this big process costs tens of ms of CPU,
+        # which would otherwise compete with the child that just started (2 cores here).
+        ready, _, _ = select.select([ctl, wake_r], [], [], 1.0 if spare is not None else IDLE_BEFORE_SPARE_S)
+        if not ready and spare is None:
+            spare = _spare([ctl.fileno(), wake_r, wake_w, *reports])
+            continue
         if wake_r in ready:
             os.read(wake_r, 4096)
-        while children:
+        while True:
             try:
                 pid, status, ru = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
+            if spare is not None and pid == spare[0]:
+                spare[1].close()
+                spare = None
+                continue
             report, work = children.pop(pid, (None, None))
             if report is not None:
                 msg = json.dumps({"exit": os.waitstatus_to_exitcode(status),
@@ -139,6 +174,7 @@ def serve(ctl_fd: int) -> None:
                 except OSError:
                     pass
                 os.close(report)
+                reports.discard(report)
             if work is not None:
                 shutil.rmtree(work, ignore_errors=True)
         if ctl in ready:
@@ -147,7 +183,7 @@ def serve(ctl_fd: int) -> None:
             except (OSError, ValueError):
                 req, fds = None, []
             if req is None:
-                break  # the parent went away: children die with their uid sweep / session
+                break  # the parent went away
             if len(fds) != 4:
                 for fd in fds:
                     os.close(fd)
@@ -156,16 +192,22 @@ def serve(ctl_fd: int) -> None:
             work = root / str(req["name"])
             work.mkdir(mode=0o700)
             os.chown(work, int(req["uid"]), int(req["uid"]))
-            pid = os.fork()
-            if pid == 0:
-                _child(req, fds, [ctl.fileno(), wake_r, wake_w], work)
+            if spare is None:
+                spare = _spare([ctl.fileno(), wake_r, wake_w, *reports, *fds])
+            pid, sock = spare
+            req["work"] = str(work)
+            sock.sendmsg([json.dumps(req).encode()],
+                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [wire, out, err]))])
+            sock.close()
             for fd in (wire, out, err):
                 os.close(fd)
             children[pid] = (report, work)
+            reports.add(report)
             try:
                 os.write(report, json.dumps({"pid": pid}).encode() + b"\n")
             except OSError:
                 pass
+            spare = None
     os._exit(0)
 
 

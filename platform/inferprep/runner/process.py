@@ -312,16 +312,49 @@ class SubmissionProcess:
         raise self._fail(Status.RUNTIME_ERROR, f"unexpected message from the submission: {str(op)[:40]}")
 
     def close(self) -> None:
+        """Stop the child and collect its output. After a normal finish the reaping and the uid
+        sweep happen on a background thread (``drain_cleanups`` waits for them): the verdict does
+        not wait for a process to tear down its address space."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
         if self.dead is None:
             try:
                 self._send({"op": "exit"})
             except (WireError, OSError):
                 pass
-            rc, cpu = self.child.wait(timeout=5.0)
-            self.returncode, self.cpu_used = rc, cpu
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self.stdout, self.stdout_bytes = read_capped(self.child.stdout_path)
+            self.stderr, self.stderr_bytes = read_capped(self.child.stderr_path)
+            t = threading.Thread(target=self._finish, name="inferprep-cleanup", daemon=True)
+            with _CLEANUPS_LOCK:
+                _CLEANUPS.add(t)
+            t.start()
+            return
         self.child.kill()
         self.stdout, self.stdout_bytes = read_capped(self.child.stdout_path)
         self.stderr, self.stderr_bytes = read_capped(self.child.stderr_path)
         self.child.cleanup()
+
+    def _finish(self) -> None:
+        try:
+            rc, cpu = self.child.wait(timeout=5.0)
+            self.returncode, self.cpu_used = rc, cpu
+            self.child.cleanup()
+        finally:
+            with _CLEANUPS_LOCK:
+                _CLEANUPS.discard(threading.current_thread())
+
+
+_CLEANUPS: set[threading.Thread] = set()
+_CLEANUPS_LOCK = threading.Lock()
+
+
+def drain_cleanups(timeout: float = 30.0) -> None:
+    """Wait for the background clean-ups of finished submissions (tests, shutdown)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with _CLEANUPS_LOCK:
+            pending = list(_CLEANUPS)
+        if not pending or time.monotonic() > deadline:
+            return
+        for t in pending:
+            t.join(max(0.0, deadline - time.monotonic()))
