@@ -54,6 +54,16 @@ def test_stall_values_match_torch_stepping():
     assert float(x) == 4.0
 
 
+def test_rmsnorm_sum_of_squares_overflow_fp16():
+    from inferprep.sim.running_sum_model import round_to
+    assert round_to(300.0 ** 2, "fp16") == math.inf
+    x = torch.full((4,), 300.0, dtype=torch.float16)
+    bad = x * torch.rsqrt((x * x).mean())            # squares in fp16: inf, rsqrt(inf) = 0
+    assert bad.tolist() == [0.0, 0.0, 0.0, 0.0]
+    good = (x.float() * torch.rsqrt((x.float() ** 2).mean())).half()
+    assert good.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
 def test_bf16_plus_one_tie():
     # at 256 the spacing is 2: 257 is a tie and rounds to the even 256; 259 -> 260
     assert float(torch.tensor(257.0).to(torch.bfloat16)) == 256.0
