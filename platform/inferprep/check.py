@@ -75,18 +75,19 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
     if not report.ok:
         return report
 
-    def run(path: Path, public: bool = False) -> Verdict:
+    def run(path: Path, public: bool = False, fail_fast: bool = False) -> Verdict:
         return judge.grade(ex, path.read_text(encoding="utf-8"), device=device, public=public,
-                           sandbox_mode=sandbox_mode)
+                           sandbox_mode=sandbox_mode, fail_fast=fail_fast)
 
     v = run(ex.reference_path)
     add(Finding("reference passes the hidden cases", v.ok, _summary(v), v))
     v = run(ex.reference_path, public=True)
     add(Finding("reference passes the public examples", v.ok, _summary(v), v))
-    v = run(ex.stub_path)
+    # The stub and the wrong variants only need to fail: stop at their first failing case.
+    v = run(ex.stub_path, fail_fast=True)
     add(Finding("stub fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
     for w in ex.wrong_paths:
-        v = run(w)
+        v = run(w, fail_fast=True)
         add(Finding(f"wrong variant {w.name} fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
     return report
 

@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from . import catalog
@@ -107,8 +108,8 @@ def print_verdict(v: Verdict) -> None:
     table.add_column("message", overflow="fold")
     for c in v.cases:
         style = STATUS_STYLE[c.status]
-        table.add_row(c.name, f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms",
-                      (c.message.splitlines()[0] if c.message else "")[:200])
+        table.add_row(escape(c.name), f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms",
+                      escape((c.message.splitlines()[0] if c.message else "")[:200]))
     if v.cases:
         console.print(table)
     if v.stdout.strip():
@@ -150,7 +151,7 @@ def grade(slug: str, file: Path,
     def progress(c: CaseResult) -> None:
         if not as_json:
             mark = "[green]✓[/]" if c.passed else f"[red]✗ {c.status.value}[/]"
-            err.print(f"  {mark} {c.name}", highlight=False)
+            err.print(f"  {mark} {escape(c.name)}", highlight=False)
 
     if not as_json:
         err.print(f"grading [bold]{file}[/] against {slug} ({'public examples' if public else 'hidden cases'}, {dev})")

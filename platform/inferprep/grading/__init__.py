@@ -44,6 +44,12 @@ class GraderError(Exception):
     """The grader itself is broken (an internal error)."""
 
 
+class StopGrading(BaseException):
+    """Raised out of a failed case when grading fail-fast (``check-exercise`` on the stub and the
+    known-wrong variants only needs to know that they fail). A BaseException so that a grader's
+    own ``except Exception`` cannot swallow it."""
+
+
 def load_module(path: Path, name: str) -> ModuleType:
     """Import a trusted Python file by path under a private module name."""
     spec = importlib.util.spec_from_file_location(name, path)
@@ -59,7 +65,7 @@ class Grading:
     """What a grader sees: the submission (``call``, ``raises``, ``host``) and its cases."""
 
     def __init__(self, proc: SubmissionProcess, *, device: str, public: bool, reference_path: Path,
-                 progress=None):
+                 progress=None, fail_fast: bool = False):
         self.proc = proc
         self.device = torch.device(device)
         self.public = public
@@ -69,6 +75,7 @@ class Grading:
         self._progress = progress
         self._case_start_record = 0
         self.internal: str | None = None
+        self.fail_fast = fail_fast
 
     # -- the submission -------------------------------------------------------------------------
     def call(self, fn: str, *args, **kwargs) -> Any:
@@ -141,6 +148,8 @@ class Grading:
             message = "the grader failed (not your fault): " + f"{type(e).__name__}: {e}"
             self.internal = "".join(traceback.format_exception(e))
         self._record(name, status, message, time.perf_counter() - t0, points)
+        if self.fail_fast and status != Status.PASSED:
+            raise StopGrading(name)
 
     def _record(self, name, status, message, seconds, points) -> None:
         r = CaseResult(name=name, passed=status == Status.PASSED, status=status, message=message[:8000],

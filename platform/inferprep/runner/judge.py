@@ -18,7 +18,7 @@ import torch
 
 from .. import __version__
 from ..catalog import Exercise
-from ..grading import Grading, load_module
+from ..grading import Grading, StopGrading, load_module
 from ..verdict import CaseResult, Status, Verdict
 from . import sandbox
 from .process import RunFailed, SubmissionProcess
@@ -52,7 +52,12 @@ def versions() -> dict[str, str]:
 
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
-          launcher=None) -> Verdict:
+          launcher=None, fail_fast: bool = False) -> Verdict:
+    """Grade ``code`` against the exercise's hidden cases (or its public examples).
+
+    ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
+    ``progress`` is called with each case's result as it finishes; ``launcher`` replaces the
+    default warm-pool launcher (``sandbox.launch`` is the cold path)."""
     t0 = time.perf_counter()
     meta = exercise.meta
     base = dict(slug=exercise.slug, public=public, device=device, versions=versions())
@@ -100,9 +105,11 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
             run_status, message = Status.RUNTIME_ERROR, "the submission process answered out of protocol"
         else:
             g = Grading(proc, device=device, public=public, reference_path=exercise.reference_path,
-                        progress=progress)
+                        progress=progress, fail_fast=fail_fast)
             try:
                 grader.grade(g)
+            except StopGrading:
+                pass
             except RunFailed as e:  # a call outside any case
                 run_status, message = e.status, str(e)
             except Exception as e:  # noqa: BLE001

@@ -116,6 +116,7 @@ class SubmissionProcess:
             from .forkserver import launch as launcher
         self.launcher = launcher
         self.started = time.monotonic()
+        self.waited = 0.0
         self.child = self.launcher(device=device, mode=mode)
         self.mode = self.child.mode
         self.chan = Channel(self.child.sock, proxy_hook=self._hook, proxy_factory=self._resolve,
@@ -151,7 +152,9 @@ class SubmissionProcess:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def remaining(self) -> float:
-        return max(0.1, self.wall_s - (time.monotonic() - self.started))
+        """Wall seconds left for waiting on the child. Only time spent waiting for the child
+        counts (start-up included): the grader's own computation is not the submission's."""
+        return max(0.1, self.wall_s - self.waited)
 
     def start(self) -> dict:
         """Send the code; returns the child's first answer ({"op": "ready"|"invalid"|"raised"})."""
@@ -201,6 +204,7 @@ class SubmissionProcess:
         while True:
             if self.dead:
                 raise self.dead
+            t0 = time.monotonic()
             try:
                 self._wait_readable()
                 msg = self.chan.recv(timeout=self.remaining())
@@ -213,6 +217,8 @@ class SubmissionProcess:
                 raise self._death("before answering") from None
             except (WireError, OSError) as e:
                 raise self._fail(Status.RUNTIME_ERROR, f"malformed message from the submission: {e}") from None
+            finally:
+                self.waited += time.monotonic() - t0
             if not isinstance(msg, dict):
                 raise self._fail(Status.RUNTIME_ERROR, "malformed message from the submission")
             if msg.get("op") == "pcall":
