@@ -12,7 +12,6 @@ The cost-model functions are compared with the reference on seeded random parame
 
 from __future__ import annotations
 
-import math
 import random
 
 import torch

@@ -246,7 +246,10 @@ def _part1(g: Grading, ref) -> None:
     with g.case("verify: u equal to p/q rejects"):
         _check_verify(g, ref, one([[0.5, 0.5]], [[0.25, 0.75], [0.5, 0.5]], [0], 1, [0.5], 0.5))
     with g.case("verify: draw tie u*total == cumsum[i] takes the next index"):
-        _check_verify(g, ref, one([[0.5, 0.25, 0.25]], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5]], [0], 1, [0.75], 0.5))
+        # bonus from [.25, .25, .5] with s = .5: partial sums [.25, .5, 1]; .5 is not > .5, so index 2
+        _check_verify(g, ref, one([[0.5, 0.25, 0.25]], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5]], [0], 0, [0.75], 0.5))
+        # rejected draft 0 (p/q = .5 <= .75), residual [.25, 0, .25] with s = .5: index 2, not 0
+        _check_verify(g, ref, one([[0.25, 0.5, 0.25]], [[0.5, 0.25, 0.5], [1.0, 0.0, 0.0]], [1], 1, [0.75], 0.5))
         _check_verify(g, ref, one([[0.5, 0.5, 0.0]], [[0.5, 0.0, 0.5], [0.5, 0.0, 0.5]], [0], 0, [0.0], 0.5))
     with g.case("verify: all drafts accepted emits n + 1 tokens, the bonus from column n"):
         _check_verify(g, ref, one([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],

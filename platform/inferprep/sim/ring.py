@@ -22,7 +22,7 @@ N mod p chunks have ceil(N / p) elements, the others floor(N / p) (possibly 0, s
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
