@@ -1,5 +1,8 @@
 # Two commands for a fresh machine:  make run  (serve the platform)  ·  make test  (run the tests)
 VENV ?= .venv
+# A world-readable Python (Debian's) lets the sandbox's unprivileged uid read the stdlib even
+# without bubblewrap; fall back to whatever python3 is on PATH.
+PYTHON ?= $(shell /usr/bin/python3 -c 'import sys, venv; assert sys.version_info >= (3, 11)' 2>/dev/null && echo /usr/bin/python3 || echo python3)
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
@@ -8,7 +11,7 @@ PORT ?= 8000
 .PHONY: run test install check bench clean
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch first (a bare `pip install torch` pulls a multi-GB CUDA build).
 	$(PY) -m pip install -q torch==2.13.0

@@ -44,6 +44,9 @@ def run_case(name: str, mode: str, launcher_box: list | None = None, path: str =
 @pytest.mark.parametrize("mode", sandbox_modes())
 @pytest.mark.parametrize("name", CASES)
 def test_hostile_submission(fixture_content, monkeypatch, name, mode, path):
+    if name == "stdlib_imports" and mode == "none" and os.geteuid() == 0 and sandbox.unreadable_python():
+        pytest.skip(f"{sandbox.unreadable_python()} is not readable by the sandbox uid; CI builds the venv "
+                    "on a world-readable Python so that this case runs there")
     monkeypatch.setenv("SECRET_TOKEN", "xyz-secret-token")
     expected = tomllib.loads((ROOT / "tests" / "runner_cases" / name / "expected.toml").read_text())
     box: list = []

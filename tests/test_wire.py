@@ -92,3 +92,24 @@ def test_channel_frames_limits_and_eof():
     a.close()
     with pytest.raises(WireClosed):
         Channel(b).recv(timeout=5)
+
+
+def test_expect_close_rejects_finite_for_infinite_and_nan():
+    from inferprep.grading.checks import WrongAnswer, expect_close
+    assert expect_close(math.inf, math.inf, rtol=0) == math.inf
+    for bad in (1e308, -math.inf, math.nan, "1.0", True, None):
+        with pytest.raises(WrongAnswer):
+            expect_close(bad, math.inf, rtol=0)
+    with pytest.raises(WrongAnswer):
+        expect_close(1.0 + 2e-6, 1.0, rtol=1e-6)
+    assert expect_close(1.0 + 5e-7, 1.0, rtol=1e-6)
+
+
+def test_expect_tensor_rejects_nan_inf_shape_dtype():
+    from inferprep.grading.checks import WrongAnswer, expect_tensor
+    e = torch.tensor([1.0, 2.0])
+    for bad in (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, float("inf")]), torch.tensor([1.0]),
+                torch.tensor([1.0, 2.0], dtype=torch.float64), [1.0, 2.0], torch.tensor([1.0, 2.1])):
+        with pytest.raises(WrongAnswer):
+            expect_tensor(bad, e, rtol=1e-3)
+    expect_tensor(torch.tensor([1.0, 2.0001]), e, rtol=1e-3)

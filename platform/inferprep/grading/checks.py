@@ -108,7 +108,9 @@ def expect_close(actual: Any, expected: float, *, name: str = "output", rtol: fl
     actual = float(actual)
     if math.isnan(actual):
         fail(f"{w}got NaN")
-    if math.isinf(expected) and actual == expected:
+    if math.isinf(expected):
+        if actual != expected:
+            fail(f"{w}got {actual:.6g}, not the expected infinity")
         return actual
     if not math.isfinite(actual) or abs(actual - expected) > atol + rtol * abs(expected):
         fail(f"{w}got {actual:.6g}, which is not within rtol={rtol:g}, atol={atol:g} of the expected value")

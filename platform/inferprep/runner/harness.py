@@ -211,9 +211,19 @@ def _preload_public_modules() -> None:
                 pass
 
 
-def _install_audit_hook(hidden: list[str], allow_network: bool = False) -> None:
-    """Refuse, from here on, to open hidden paths, start processes, load native code or connect."""
-    roots = tuple(os.path.realpath(h) for h in hidden)
+def _install_audit_hook(hidden: list[str], secret: list[str] = (), reveal: list[str] = (),
+                        allow_network: bool = False) -> None:
+    """Refuse, from here on, to open hidden paths, start processes, load native code or connect.
+
+    A path is refused if it lies under a ``secret`` root, or under a ``hidden`` root and not under
+    a ``reveal`` root (the Python install and the venv may live in a hidden home directory)."""
+    def norm(paths_):
+        return tuple(os.path.realpath(h) for h in paths_)
+
+    hidden_r, secret_r, reveal_r = norm(hidden), norm(secret), norm(reveal)
+
+    def within(rp: str, roots) -> bool:
+        return any(rp == r or rp.startswith(r + os.sep) for r in roots)
 
     def under(p) -> bool:
         if isinstance(p, int):
@@ -222,7 +232,9 @@ def _install_audit_hook(hidden: list[str], allow_network: bool = False) -> None:
             rp = os.path.realpath(os.fsdecode(p))
         except (TypeError, ValueError):
             return False
-        return any(rp == r or rp.startswith(r + os.sep) for r in roots)
+        if within(rp, secret_r):
+            return True
+        return within(rp, hidden_r) and not within(rp, reveal_r)
 
     blocked = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen",
                "ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "ctypes.call_function",
@@ -273,7 +285,7 @@ def serve(sock: socket.socket) -> int:
     path.write_text(init["code"], encoding="utf-8")
     _apply_limits(init["limits"], device)
     _preload_public_modules()
-    _install_audit_hook(list(init.get("hidden", [])))
+    _install_audit_hook(list(init.get("hidden", [])), list(init.get("secret", [])), list(init.get("reveal", [])))
 
     # Load the submission from its file path, never through sys.path.
     try:

@@ -158,9 +158,11 @@ class SubmissionProcess:
 
     def start(self) -> dict:
         """Send the code; returns the child's first answer ({"op": "ready"|"invalid"|"raised"})."""
-        hidden = [str(p) for p in sandbox.hidden_paths()]
         self._send({"op": "init", "code": self.code, "entrypoints": self.entrypoints, "limits": self.limits,
-                    "device": self.device, "hidden": hidden, "workdir": self.child.extra["workdir"]})
+                    "device": self.device, "hidden": [str(p) for p in sandbox.hidden_paths()],
+                    "secret": [str(p) for p in sandbox.secret_paths()],
+                    "reveal": [str(p) for p in sandbox.revealed_paths()],
+                    "workdir": self.child.extra["workdir"]})
         return self._recv_reply()
 
     def _fail(self, status: Status, message: str) -> RunFailed:

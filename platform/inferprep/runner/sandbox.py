@@ -67,10 +67,28 @@ def sandbox_mode(requested: str | None = None) -> str:
     return "none"
 
 
+def unreadable_python() -> str | None:
+    """Where the Python install or the venv is not traversable by other users (e.g. pyenv under a
+    0700 /root), an unprivileged child can only use the modules already imported before it
+    dropped privileges. bubblewrap binds the install back; without it, use a world-readable
+    Python for the venv (the Makefile and CI prefer Debian's /usr/bin/python3)."""
+    for root in {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}:
+        for d in [root, *root.parents]:
+            try:
+                if not d.stat().st_mode & 0o001:
+                    return str(d)
+            except OSError:
+                return str(d)
+    return None
+
+
 def describe(mode: str) -> str:
     if mode == "bwrap":
         return "bubblewrap (no network, private /tmp, content hidden, unprivileged uid)"
     who = "an unprivileged uid" if os.geteuid() == 0 else "your own uid"
+    blocked = unreadable_python() if os.geteuid() == 0 else None
+    if blocked:
+        who += f" that cannot read {blocked}, so only modules imported before the submission loads are available"
     return (f"none: bubblewrap is absent, so the submission runs as {who} with rlimits and audit hooks "
             "only (fine for local practice; install `bubblewrap` for real isolation)")
 
@@ -173,7 +191,20 @@ def hidden_paths() -> list[Path]:
     home = Path.home()
     if home != Path("/"):
         hide.append(home)
-    return [p.resolve() for p in hide]
+    return [p.resolve() for p in hide] + secret_paths()
+
+
+def secret_paths() -> list[Path]:
+    """Always hidden, even inside a revealed tree: the secret folders of every copy of the content
+    (the content root's, and an installed wheel's ``inferprep/_content`` in any site-packages)."""
+    import site
+    out = list(paths.secret_dirs())
+    bases = [paths.PACKAGE_DIR / "_content"]
+    for sp in site.getsitepackages() + [site.getusersitepackages()]:
+        bases.append(Path(sp) / "inferprep" / "_content")
+    for b in bases:
+        out += [b / "graders", b / "reference", b / "tests"]
+    return sorted({p.resolve() for p in out if p.exists()})
 
 
 def revealed_paths() -> list[Path]:
@@ -283,6 +314,10 @@ def bwrap_argv(device: str, caps: tuple[str, ...] = ()) -> list[str]:
                     made.add(a)
                     argv += ["--perms", "0755", "--dir", str(a)]
             argv += ["--ro-bind", str(r), str(r)]
+    revealed = [r for r in revealed_paths() if r.exists()]
+    for sec in secret_paths():  # a secret inside a revealed tree (a wheel's content in the venv)
+        if _under(sec, revealed):
+            argv += ["--tmpfs", str(sec)]
     if device == "cuda":
         for dev in sorted(Path("/dev").glob("nvidia*")):
             argv += ["--dev-bind", str(dev), str(dev)]
