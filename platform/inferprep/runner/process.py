@@ -241,6 +241,7 @@ class SubmissionProcess:
             self._send({"op": "preturn", "id": call_id, "error": err, "type": "ProxyError"})
             return
         args = tuple(a.obj if isinstance(a, Hosted) else a for a in args)
+        kwargs = {k: (v.obj if isinstance(v, Hosted) else v) for k, v in kwargs.items()}
         if h.concurrent:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="inferprep-proxy")
