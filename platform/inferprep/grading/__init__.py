@@ -23,6 +23,7 @@ charged to the submission.
 from __future__ import annotations
 
 import contextlib
+import secrets
 import importlib.util
 import sys
 import time
@@ -76,6 +77,9 @@ class Grading:
         self._case_start_record = 0
         self.internal: str | None = None
         self.fail_fast = fail_fast
+        self.salt = secrets.randbits(63)
+        """A fresh random value per grading: derive the order or seeds of cases the submission must
+        not memorize (e.g. which hidden specimen is biased) from it."""
 
     # -- the submission -------------------------------------------------------------------------
     def call(self, fn: str, *args, **kwargs) -> Any:

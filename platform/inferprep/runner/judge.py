@@ -59,6 +59,9 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     ``progress`` is called with each case's result as it finishes; ``launcher`` replaces the
     default warm-pool launcher (``sandbox.launch`` is the cold path)."""
     t0 = time.perf_counter()
+    # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
+    # and under load torch's default pool stalls float64 work in hosted simulators for 100-300 ms.
+    torch.set_num_threads(1)
     meta = exercise.meta
     base = dict(slug=exercise.slug, public=public, device=device, versions=versions())
     try:
