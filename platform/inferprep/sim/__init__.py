@@ -1,0 +1,9 @@
+"""Public simulators the exercises share; they run in the trusted grader process and reach the
+submission as proxies (``Grading.host``). Their dataclasses and enums may cross the wire.
+
+- ``paged_kv``: a paged KV block pool and a toy LM that reads and writes it (beam-search-cow)
+- ``engine``: a KV block pool and toy model driven by a continuous-batching scheduler (scheduler-loop)
+- ``ring``: a lock-step ring network for SPMD collectives (ring-reduce-scatter)
+- ``running_sum_model``: a model whose error grows with context length (bf16-running-sum)
+- ``kernel_clock``: timers and a simulated asynchronous device (kernel-timing)
+"""
