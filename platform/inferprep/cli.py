@@ -188,6 +188,45 @@ def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = type
         die(f"{bad} of {len(slugs)} exercise(s) failed their checks", 1)
 
 
+@app.command()
+def serve(host: Optional[str] = typer.Option(None, help="address to bind [env INFERPREP_HOST; default 127.0.0.1]"),
+          port: Optional[int] = typer.Option(None, help="port [env INFERPREP_PORT; default 8000]"),
+          database_url: Optional[str] = typer.Option(None, help="SQLAlchemy URL [env INFERPREP_DATABASE_URL; "
+                                                     "default SQLite in the data dir]"),
+          data_dir: Optional[Path] = typer.Option(None, help="where the SQLite database lives [env INFERPREP_DATA_DIR; "
+                                                  "default: your user data folder]"),
+          grading_threads: Optional[int] = typer.Option(None, help="embedded grading worker threads [env INFERPREP_GRADING_THREADS]"),
+          device: Optional[str] = typer.Option(None, help="auto, cpu or cuda [env INFERPREP_DEVICE]")) -> None:
+    """Serve the web platform (local mode: one user, no login) with an embedded grading worker."""
+    import uvicorn
+    from .settings import Settings
+    from .web import create_app
+    overrides = {k: v for k, v in dict(host=host, port=port, database_url=database_url, data_dir=data_dir,
+                                       grading_threads=grading_threads, device=device).items() if v is not None}
+    try:
+        settings = Settings(**overrides)
+    except ValueError as e:
+        die(str(e))
+    where = settings.db_url if not settings.is_sqlite else settings.db_url.removeprefix("sqlite:///")
+    err.print(f"inferprep: http://{settings.host}:{settings.port}  ·  database {where}", highlight=False)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+
+
+db_app = typer.Typer(no_args_is_help=True, help="The database: migrations.")
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("upgrade")
+def db_upgrade(database_url: Optional[str] = typer.Option(None, help="SQLAlchemy URL [env INFERPREP_DATABASE_URL]"),
+               revision: str = typer.Argument("head")) -> None:
+    """Apply the database migrations (serve does this on start in local mode)."""
+    from . import db
+    from .settings import Settings
+    settings = Settings(**({"database_url": database_url} if database_url else {}))
+    db.upgrade(settings.db_url, revision)
+    console.print(f"database at {revision}: {settings.db_url}", highlight=False)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

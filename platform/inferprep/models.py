@@ -1,0 +1,119 @@
+"""Database tables (SQLModel). One module, one family per entity.
+
+Local mode has one implicit user (``LOCAL_USER_ID``); cohort mode (accounts, roles, API tokens)
+fills the same tables. A ``Submission`` row is both the record of an attempt and the job of the
+grading queue (``queue.py``): ``state`` is queued -> running -> done, ``worker``, ``attempt`` and
+``lease_expires_at`` belong to the queue, ``verdict_json`` / ``status`` / ``score`` to the result.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import Enum
+
+from sqlalchemy import Column, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+LOCAL_USER_ID = 1
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# Enums are stored as their plain string values (no database enum types, so migrations stay
+# simple on both SQLite and PostgreSQL).
+class Role(str, Enum):
+    STUDENT = "student"
+    INSTRUCTOR = "instructor"
+
+
+class SubmissionKind(str, Enum):
+    RUN = "run"          # the public examples
+    SUBMIT = "submit"    # the hidden cases
+
+
+class JobState(str, Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+class User(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    email: str | None = Field(default=None, max_length=320, unique=True)
+    password_hash: str | None = Field(default=None, max_length=500)
+    is_admin: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Cohort(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    join_code: str = Field(max_length=64, unique=True)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Membership(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("user_id", "cohort_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", index=True)
+    cohort_id: int = Field(foreign_key="cohort.id", index=True)
+    role: str = Field(default=Role.STUDENT.value, sa_type=String(20))   # a Role value
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ApiToken(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", index=True)
+    name: str = Field(max_length=200)
+    token_hash: str = Field(max_length=128, unique=True)
+    created_at: datetime = Field(default_factory=utcnow)
+    last_used_at: datetime | None = None
+
+
+class Exercise(SQLModel, table=True):
+    """A copy of the catalog's metadata, synced on start, so queries can join and filter."""
+    slug: str = Field(primary_key=True, max_length=100)
+    title: str = Field(max_length=300)
+    track: str = Field(max_length=40, index=True)
+    difficulty: str = Field(max_length=20)
+    kind: str = Field(max_length=20)
+    synced_at: datetime = Field(default_factory=utcnow)
+
+
+class Draft(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("user_id", "slug"),)
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", index=True)
+    slug: str = Field(foreign_key="exercise.slug", max_length=100)
+    code: str = Field(sa_column=Column(Text, nullable=False))
+    hints_shown: int = 0
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Submission(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", index=True)
+    slug: str = Field(foreign_key="exercise.slug", max_length=100, index=True)
+    kind: str = Field(sa_type=String(10))                     # a SubmissionKind value
+    source: str = Field(default="web", max_length=20)      # web | api | cli
+    code: str = Field(sa_column=Column(Text, nullable=False))
+    device: str = Field(default="cpu", max_length=10)       # the device it must be graded on
+    idempotency_key: str | None = Field(default=None, max_length=100, unique=True)
+    # the queue
+    state: str = Field(default=JobState.QUEUED.value, sa_type=String(10), index=True)  # a JobState value
+    worker: str | None = Field(default=None, max_length=200)
+    attempt: int = 0
+    lease_expires_at: datetime | None = None
+    # the result
+    status: str | None = Field(default=None, max_length=30)  # verdict.Status value once done
+    score: float | None = None
+    passed: bool = False
+    cases_json: str | None = Field(default=None, sa_column=Column(Text))    # live per-case progress
+    verdict_json: str | None = Field(default=None, sa_column=Column(Text))  # the full Verdict
+    retry_of: int | None = Field(default=None, foreign_key="submission.id")
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None

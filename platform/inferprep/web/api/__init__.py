@@ -1,0 +1,1 @@
+"""The JSON API (OpenAPI at /docs): one router per resource."""

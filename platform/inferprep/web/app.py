@@ -1,0 +1,117 @@
+"""The FastAPI application: ``create_app(settings)``.
+
+On start (lifespan): apply the migrations, create the local user, sync the catalog, end as
+internal errors the jobs a previous embedded worker left running, and start the embedded
+grading worker. ``grade`` replaces the judge (tests inject a fake one).
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import db, queue
+from ..services import ServiceError
+from ..settings import Settings, get_settings
+from ..worker import GradeFn, Worker, embedded_prefix
+from .api import exercises as api_exercises
+from .api import progress as api_progress
+from .api import submissions as api_submissions
+from .pages import dashboard, exercises, progress, submissions
+from .templating import templates
+
+log = logging.getLogger("inferprep.web")
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+
+
+def available_devices() -> tuple[str, ...]:
+    import torch
+    return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+
+
+def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None,
+               devices: tuple[str, ...] | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        db.prepare(settings.db_url)
+        with db.session_scope(settings.db_url) as s:
+            n = queue.fail_orphans(s, embedded_prefix())
+        if n:
+            log.warning("%d submission(s) were being graded when the server last stopped; marked retryable", n)
+        worker = Worker(settings.db_url, threads=settings.grading_threads, devices=app.state.devices,
+                        lease_s=settings.lease_seconds, max_attempts=settings.max_attempts, grade=grade)
+        app.state.worker = worker
+        if settings.grading_threads:
+            worker.start()
+        try:
+            yield
+        finally:
+            worker.stop()
+
+    app = FastAPI(title="inferprep", version="0.1.0", lifespan=lifespan,
+                  description="Graded practice for LLM inference-engineering interviews. "
+                              "The pages and this API share one service layer.")
+    app.state.settings = settings
+    app.state.devices = devices or available_devices()
+    app.state.worker = None
+
+    @app.middleware("http")
+    async def cap_body(request: Request, call_next):
+        # Refuse oversized bodies before reading them; the precise cap is checked on the decoded code.
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > 3 * settings.max_code_bytes + 65536:
+            msg = f"the request is {length} bytes; code is limited to {settings.max_code_bytes // 1024} KiB"
+            return JSONResponse({"detail": msg}, status_code=413)
+        return await call_next(request)
+
+    @app.exception_handler(ServiceError)
+    async def service_error(request: Request, exc: ServiceError):
+        return error_response(request, exc.http_status, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        return error_response(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError):
+        if wants_json(request):
+            return JSONResponse({"detail": jsonable_errors(exc)}, status_code=422)
+        return error_response(request, 422, "; ".join(e.get("msg", "") for e in exc.errors()))
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    for r in (api_exercises.router, api_submissions.router, api_progress.router):
+        app.include_router(r, prefix="/api")
+    for r in (dashboard.router, exercises.router, submissions.router, progress.router):
+        app.include_router(r)
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    return app
+
+
+def jsonable_errors(exc: RequestValidationError) -> list[dict]:
+    return [{k: (v if isinstance(v, (str, int, float, list, type(None))) else str(v)) for k, v in e.items()
+             if k in ("loc", "msg", "type")} for e in exc.errors()]
+
+
+def wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", "")
+
+
+def error_response(request: Request, status: int, message: str):
+    if wants_json(request):
+        return JSONResponse({"detail": message}, status_code=status)
+    titles = {404: "Not found", 413: "Too large", 422: "Not accepted", 403: "Locked"}
+    return templates().TemplateResponse(request, "error.html", {"status": status, "message": message,
+                                        "title": titles.get(status, "Error")}, status_code=status)

@@ -1,0 +1,38 @@
+"""Dependencies: ``Annotated`` aliases so handlers read like prose."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlmodel import Session
+
+from .. import catalog, services
+from ..db import session_scope
+from ..models import LOCAL_USER_ID
+from ..settings import Settings
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    with session_scope(request.app.state.settings.db_url) as s:
+        yield s
+
+
+def current_user() -> int:
+    """Local mode: the one implicit user. Cohort mode replaces this with the signed-in user."""
+    return LOCAL_USER_ID
+
+
+def exercise_from_path(slug: str) -> catalog.Exercise:
+    return services.get_exercise(slug)
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+SessionDep = Annotated[Session, Depends(get_session)]
+CurrentUser = Annotated[int, Depends(current_user)]
+ExerciseDep = Annotated[catalog.Exercise, Depends(exercise_from_path)]

@@ -1,0 +1,27 @@
+"""Strict form parsing: the code a user posts must be UTF-8 (422 otherwise), never silently
+"repaired" with replacement characters as a lenient parser would."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+from fastapi import Request
+
+from ..services import BadRequest, NotUTF8
+
+
+async def read_form(request: Request) -> dict[str, str | bytes]:
+    ctype = request.headers.get("content-type", "")
+    if ctype.startswith("application/x-www-form-urlencoded"):
+        body = await request.body()
+        try:
+            return dict(parse_qsl(body.decode("ascii"), keep_blank_values=True, encoding="utf-8", errors="strict"))
+        except UnicodeDecodeError:
+            raise NotUTF8("the form is not UTF-8 text") from None
+    if ctype.startswith("multipart/form-data"):
+        form = await request.form()
+        out: dict[str, str | bytes] = {}
+        for k, v in form.multi_items():
+            out[k] = await v.read() if hasattr(v, "read") else v
+        return out
+    raise BadRequest("expected a form (application/x-www-form-urlencoded or multipart/form-data)")

@@ -1,0 +1,1 @@
+"""The HTML pages (Jinja2 + htmx): one router per resource."""

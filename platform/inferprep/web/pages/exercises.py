@@ -1,0 +1,86 @@
+"""Exercise pages: the filtered list, one exercise (statement, editor, verdict, history, hints),
+its draft autosave, and the editorial and reference once solved."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import RedirectResponse
+
+from ... import services
+from ..deps import CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from ..forms import read_form
+from ..templating import templates
+from .submissions import verdict_context
+
+router = APIRouter(include_in_schema=False)
+
+
+def is_htmx(request: Request) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+@router.get("/exercises")
+def exercise_list(request: Request, s: SessionDep, user: CurrentUser, track: str = "", collection: str = "",
+                  difficulty: str = "", kind: str = "", status: str = "", q: str = ""):
+    filters = dict(track=track, collection=collection, difficulty=difficulty, kind=kind, status=status, q=q)
+    rows = services.exercise_rows(s, user, **filters)
+    return templates().TemplateResponse(request, "exercises.html", {"rows": rows, "f": filters, "nav": "exercises"})
+
+
+def exercise_context(s, user: int, ex) -> dict:
+    history = services.list_submissions(s, user, ex.slug, limit=50)
+    solved = services.is_solved(s, user, ex.slug)
+    editorial = reference = ""
+    if solved:
+        editorial, reference = services.unlocked_texts(s, user, ex)
+    return {"ex": ex, "code": services.current_code(s, user, ex), "history": history,
+            "hints": ex.meta.hints[:services.hints_shown(s, user, ex.slug)], "solved": solved,
+            "editorial": editorial, "reference": reference,
+            "status": services.status_map(s, user).get(ex.slug, "untouched")}
+
+
+@router.get("/exercises/{slug}")
+def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
+    ctx = exercise_context(s, user, ex)
+    latest = ctx["history"][0] if ctx["history"] else None
+    if latest is not None:
+        ctx.update(verdict_context(s, latest))
+    ctx["nav"] = "exercises"
+    return templates().TemplateResponse(request, "exercise.html", ctx)
+
+
+@router.post("/exercises/{slug}/draft")
+async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
+    form = await read_form(request)
+    d = services.save_draft(s, user, ex.slug, form.get("code", ""), max_bytes=settings.max_code_bytes)
+    if is_htmx(request) or request.headers.get("accept", "").startswith("text/plain"):
+        return Response(f"Draft saved at {d.updated_at:%H:%M:%S} UTC", media_type="text/plain")
+    return RedirectResponse(f"/exercises/{ex.slug}", status_code=303)
+
+
+@router.post("/exercises/{slug}/submissions")
+async def submit(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
+    form = await read_form(request)
+    device = services.choose_device(ex, settings.device, request.app.state.devices)
+    sub = services.create_submission(s, user, ex.slug, form.get("code", ""), str(form.get("kind", "submit")),
+                                     device=device, max_bytes=settings.max_code_bytes, source="web")
+    if request.app.state.worker is not None:
+        request.app.state.worker.wake()
+    if is_htmx(request):
+        return templates().TemplateResponse(request, "_verdict.html", verdict_context(s, sub))
+    return RedirectResponse(f"/submissions/{sub.id}", status_code=303)
+
+
+@router.post("/exercises/{slug}/hints")
+def reveal_hint(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
+    shown = services.reveal_hint(s, user, ex)
+    if is_htmx(request):
+        return templates().TemplateResponse(request, "_hints.html", {"ex": ex, "hints": ex.meta.hints[:shown]})
+    return RedirectResponse(f"/exercises/{ex.slug}#hints", status_code=303)
+
+
+@router.get("/exercises/{slug}/solution")
+def solution_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
+    editorial, reference = services.unlocked_texts(s, user, ex)   # 403 page until solved
+    return templates().TemplateResponse(request, "solution.html", {"ex": ex, "editorial": editorial,
+                                                                   "reference": reference, "nav": "exercises"})

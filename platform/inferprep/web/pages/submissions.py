@@ -1,0 +1,45 @@
+"""Submission pages: one submission with its code, the live verdict fragment, retry."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse
+
+from ... import services
+from ...models import Submission
+from ..deps import CurrentUser, SessionDep, SettingsDep
+from ..templating import templates
+
+router = APIRouter(include_in_schema=False)
+
+
+def verdict_context(s, sub: Submission) -> dict:
+    verdict = services.verdict_of(sub)
+    return {"sub": sub, "verdict": verdict, "cases": verdict.cases if verdict else services.live_cases(sub),
+            "position": services.queue_position(s, sub),
+            "history": services.list_submissions(s, sub.user_id, sub.slug, limit=50)}
+
+
+@router.get("/submissions/{sub_id}")
+def submission_page(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+    sub = services.get_submission(s, user, sub_id)
+    ctx = verdict_context(s, sub)
+    ctx.update(ex=services.get_exercise(sub.slug), nav="exercises")
+    return templates().TemplateResponse(request, "submission.html", ctx)
+
+
+@router.get("/submissions/{sub_id}/verdict")
+def verdict_fragment(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+    """The verdict fragment; while grading it asks for itself again a second later (htmx)."""
+    sub = services.get_submission(s, user, sub_id)
+    return templates().TemplateResponse(request, "_verdict.html", verdict_context(s, sub))
+
+
+@router.post("/submissions/{sub_id}/retry")
+def retry(request: Request, sub_id: int, s: SessionDep, user: CurrentUser, settings: SettingsDep):
+    sub = services.retry_submission(s, user, sub_id, max_bytes=settings.max_code_bytes)
+    if request.app.state.worker is not None:
+        request.app.state.worker.wake()
+    if request.headers.get("hx-request") == "true":
+        return templates().TemplateResponse(request, "_verdict.html", verdict_context(s, sub))
+    return RedirectResponse(f"/submissions/{sub.id}", status_code=303)
