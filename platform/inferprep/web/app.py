@@ -71,6 +71,12 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         if length and length.isdigit() and int(length) > 3 * settings.max_code_bytes + 65536:
             msg = f"the request is {length} bytes; code is limited to {settings.max_code_bytes // 1024} KiB"
             return JSONResponse({"detail": msg}, status_code=413)
+        if request.method in ("POST", "PUT", "PATCH") and "json" in request.headers.get("content-type", ""):
+            try:
+                (await request.body()).decode("utf-8")
+            except UnicodeDecodeError as e:
+                return JSONResponse({"detail": f"the request body is not UTF-8 text ({e.reason} at byte {e.start})"},
+                                    status_code=422)
         return await call_next(request)
 
     @app.exception_handler(ServiceError)
