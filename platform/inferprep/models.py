@@ -45,6 +45,7 @@ class User(SQLModel, table=True):
     email: str | None = Field(default=None, max_length=320, unique=True)
     password_hash: str | None = Field(default=None, max_length=500)
     is_admin: bool = False
+    is_instructor: bool = False   # may create cohorts (cohort mode; migration c001)
     created_at: datetime = Field(default_factory=utcnow)
 
 

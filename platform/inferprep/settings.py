@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MAX_CODE_BYTES = 256 * 1024
@@ -34,6 +34,20 @@ class Settings(BaseSettings):
     max_code_bytes: int = Field(MAX_CODE_BYTES, ge=1024, description="largest submission, bytes of UTF-8")
     lease_seconds: float = Field(120.0, gt=0, description="a claimed job's lease; heartbeats renew it")
     max_attempts: int = Field(2, ge=1, description="claims of one job before it ends as an internal error")
+    # cohort mode (issue 5; see cohort_settings.py for what these mean and the checks on start)
+    cohort_mode: bool = Field(False, description="accounts, roles and instructors instead of one local user")
+    environment: str = Field("development", pattern="^(development|production)$")
+    secret_key: str = Field("changethis", description="keys session and API-token digests and CSRF tokens")
+    session_hours: float = Field(12.0, gt=0, description="a sign-in lasts this long")
+    cookie_secure: bool = Field(False, description="send the session cookie over HTTPS only (set behind TLS)")
+    queue_limit: int = Field(500, ge=1, description="queued jobs before new submissions get 429")
+    allow_unsandboxed: bool = Field(False, description="cohort mode: grade without bubblewrap anyway")
+
+    @model_validator(mode="after")
+    def _no_placeholder_secret(self):
+        from .cohort_settings import check_secret
+        check_secret(self)
+        return self
 
     @property
     def db_url(self) -> str:

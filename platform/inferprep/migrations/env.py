@@ -5,6 +5,7 @@ from sqlalchemy import engine_from_config, pool
 from sqlmodel import SQLModel
 
 from inferprep import models  # noqa: F401 - registers the tables on SQLModel.metadata
+from inferprep import cohort_models  # noqa: F401 - and the cohort-mode tables
 
 config = context.config
 target_metadata = SQLModel.metadata
