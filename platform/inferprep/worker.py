@@ -77,7 +77,7 @@ class Worker:
     # -- the loop --------------------------------------------------------------------------------
     def _wait(self) -> None:
         with self._wake:
-            if self._pending == 0:
+            if self._pending == 0 and not self._stop.is_set():
                 self._wake.wait(self.poll_s)
             self._pending = max(0, self._pending - 1)
 

@@ -1,0 +1,175 @@
+"""Every HTML page: dashboard, list with filters, exercise page, hints, draft, verdict, history,
+solution unlock, submission page, progress, 404."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import wait_done
+
+from inferprep import catalog, paths
+
+HX = {"HX-Request": "true"}
+
+
+def test_dashboard_lists_tracks_collections_and_next(client):
+    r = client.get("/")
+    assert r.status_code == 200
+    html = r.text
+    assert "Dashboard" in html and "By track" in html and "By collection" in html
+    assert "Jane Street" in html and "Google DeepMind" in html
+    assert html.count('class="bar"') >= 5 + 2            # one chart per track and per collection
+    assert 'role="img"' in html and "What to do next" in html
+
+
+def test_exercise_list_shows_every_exercise(client):
+    r = client.get("/exercises")
+    assert r.status_code == 200
+    for ex in catalog.all_exercises():
+        assert f'href="/exercises/{ex.slug}"' in r.text
+
+
+def test_exercise_list_filters_and_search(client):
+    exs = catalog.all_exercises()
+    decoding = [e for e in exs if e.meta.track.value == "decoding"]
+    html = client.get("/exercises", params={"track": "decoding"}).text
+    assert len(re.findall(r'<a href="/exercises/[a-z0-9-]+">', html)) == len(decoding)
+    html = client.get("/exercises", params={"q": "top-p"}).text      # a tag
+    assert 'href="/exercises/sampling-order"' in html
+    html = client.get("/exercises", params={"q": "Temperature, TOP-K"}).text  # the title, any case
+    assert 'href="/exercises/sampling-order"' in html
+    html = client.get("/exercises", params={"collection": "Jane Street", "difficulty": "hard", "kind": "implement"}).text
+    for e in exs:
+        shown = f'href="/exercises/{e.slug}"' in html
+        m = e.meta
+        assert shown == (catalog.Collection.JANE_STREET in m.collections and m.difficulty.value == "hard"
+                         and m.kind.value == "implement")
+    html = client.get("/exercises", params={"status": "solved"}).text
+    assert "No exercise matches" in html
+    html = client.get("/exercises", params={"q": "zzz-nothing"}).text
+    assert "No exercise matches" in html
+
+
+def test_exercise_page_renders_statement_math_code_and_editor(client):
+    ex = catalog.get("sampling-order")
+    r = client.get("/exercises/sampling-order")
+    assert r.status_code == 200
+    html = r.text
+    assert ex.meta.title.replace(",", "") in html.replace(",", "")
+    assert 'class="math inline"' in html                 # math left for KaTeX
+    assert '<table' in html                               # markdown tables
+    assert 'class="highlight"' in html                    # Pygments-highlighted code
+    assert '<textarea id="code" name="code"' in html and '<label for="code">' in html
+    assert "def sampling_probs" in html                   # the stub in the editor
+    assert "codemirror-5.65.18/lib/codemirror.js" in html and "katex.min.js" in html and "htmx.min.js" in html
+    assert "Show hint 1 of" in html
+    assert "Locked" in html
+
+
+def test_vendored_assets_and_licenses_are_served(client):
+    html = client.get("/exercises/sampling-order").text
+    for src in re.findall(r'(?:src|href)="(/static/[^"]+)"', html):
+        assert client.get(src).status_code == 200, src
+    for lic in ("vendor/codemirror-5.65.18/LICENSE", "vendor/katex-0.16.22/LICENSE", "vendor/htmx-org-2.0.4/LICENSE"):
+        assert client.get(f"/static/{lic}").status_code == 200
+    assert client.get("/static/vendor/katex-0.16.22/dist/fonts/KaTeX_Main-Regular.woff2").status_code == 200
+
+
+def test_unknown_exercise_is_a_404_page(client):
+    for slug in ("no-such-exercise", "Bad_Slug", "..%2f..%2fgraders"):
+        r = client.get(f"/exercises/{slug}")
+        assert r.status_code == 404
+        assert "text/html" in r.headers["content-type"] and "Not found" in r.text
+    assert "did you mean sampling-order" in client.get("/exercises/sampling-ordr").text
+
+
+def test_hints_one_at_a_time(client):
+    ex = catalog.get("sampling-order")
+    r = client.post("/exercises/sampling-order/hints", headers=HX)
+    assert r.status_code == 200
+    assert "Show hint 2 of 3" in r.text and "Keep one row state" in r.text and "strictly more probable" not in r.text
+    client.post("/exercises/sampling-order/hints", headers=HX)
+    r = client.post("/exercises/sampling-order/hints", headers=HX)
+    assert "That was the last hint" in r.text
+    r = client.post("/exercises/sampling-order/hints", follow_redirects=False)   # without htmx: redirect
+    assert r.status_code == 303
+    assert client.get("/exercises/sampling-order").text.count("<li class=\"md\">") == len(ex.meta.hints)
+
+
+def test_draft_autosave_round_trip(client):
+    r = client.post("/exercises/sampling-order/draft", data={"code": "x = 1  # my draft\n"}, headers=HX)
+    assert r.status_code == 200 and "Draft saved" in r.text
+    assert "x = 1  # my draft" in client.get("/exercises/sampling-order").text
+    assert client.post("/exercises/sampling-order/draft", data={"code": "y = 2\n"},
+                       follow_redirects=False).status_code == 303
+
+
+def test_submit_from_the_page_live_verdict_history_and_unlock(client, judge):
+    ex = catalog.get("sampling-order")
+    editorial_line = next(l for l in ex.editorial.splitlines() if len(l) > 40)
+    assert editorial_line not in client.get("/exercises/sampling-order").text
+    assert client.get("/exercises/sampling-order/solution").status_code == 403
+
+    r = client.post("/exercises/sampling-order/submissions", data={"code": "# PASS\n", "kind": "submit"}, headers=HX)
+    assert r.status_code == 200
+    sub_id = int(re.search(r'id="verdict-(\d+)"', r.text).group(1))
+    assert 'hx-get="/submissions/%d/verdict"' % sub_id in r.text     # it polls itself while grading
+    wait_done(client, sub_id)
+    frag = client.get(f"/submissions/{sub_id}/verdict").text
+    assert 'data-state="done"' in frag and "hx-get" not in frag.split(">")[0]
+    assert "Passed" in frag and "tie-case" in frag and "hello from stdout" in frag and " ms" in frag
+    assert 'hx-swap-oob="true"' in frag                                # the history refreshes too
+    page = client.get("/exercises/sampling-order").text
+    assert "solved" in page and f"#{sub_id}" in page and "/exercises/sampling-order/solution" in page
+    sol = client.get("/exercises/sampling-order/solution")
+    assert sol.status_code == 200 and "Reference solution" in sol.text
+    assert "sampling_probs" in sol.text and "<span" in sol.text
+    grader_src = ex.grader_path.read_text()
+    grader_line = next(l for l in grader_src.splitlines() if "Hidden grader" in l)
+    for url in ("/exercises/sampling-order", "/exercises/sampling-order/solution", f"/submissions/{sub_id}",
+                "/api/exercises/sampling-order", "/api/exercises/sampling-order/solution"):
+        assert grader_line not in client.get(url).text
+
+
+def test_failing_verdict_shows_the_failing_case(client):
+    r = client.post("/exercises/sampling-order/submissions", data={"code": "wrong = True\n", "kind": "submit"},
+                    follow_redirects=False)
+    assert r.status_code == 303                                       # without htmx: the submission page
+    sub_id = int(r.headers["location"].rsplit("/", 1)[1])
+    wait_done(client, sub_id)
+    page = client.get(f"/submissions/{sub_id}").text
+    assert "Wrong answer" in page and "expected a tie group to be kept whole" in page
+    assert "wrong" in page and "<pre" in page                         # the code, highlighted
+    assert client.get("/exercises/sampling-order/solution").status_code == 403
+
+
+def test_run_grades_public_examples_and_does_not_unlock(client, judge):
+    r = client.post("/exercises/sampling-order/submissions", data={"code": "# PASS\n", "kind": "run"}, headers=HX)
+    sub_id = int(re.search(r'id="verdict-(\d+)"', r.text).group(1))
+    assert wait_done(client, sub_id)["passed"]
+    assert ("sampling-order", True) in judge.calls
+    assert client.get("/exercises/sampling-order/solution").status_code == 403
+    assert "attempted" in client.get("/exercises/sampling-order").text
+
+
+def test_progress_page(client):
+    assert "No attempts yet" in client.get("/progress").text
+    r = client.post("/exercises/sampling-order/submissions", data={"code": "# PASS\n", "kind": "submit"}, headers=HX)
+    wait_done(client, int(re.search(r'id="verdict-(\d+)"', r.text).group(1)))
+    html = client.get("/progress").text
+    assert "Attempts over time" in html and "<polyline" in html and "Completion per track" in html
+    assert "1</strong> of" in html
+    assert html.count('href="/exercises/') >= len(catalog.all_exercises())
+
+
+def test_submission_page_of_unknown_id_is_404(client):
+    assert client.get("/submissions/999").status_code == 404
+    assert client.get("/submissions/999/verdict").status_code == 404
+
+
+def test_healthz_and_docs(client):
+    assert client.get("/healthz").text == "ok"
+    assert client.get("/docs").status_code == 200
+    spec = client.get("/openapi.json").json()
+    assert "/api/exercises/{slug}/submissions" in spec["paths"] and "/api/progress" in spec["paths"]
+    assert not any(p.startswith("/exercises") for p in spec["paths"])   # pages stay out of the API docs
