@@ -247,6 +247,8 @@ def unlocked_texts(s: Session, user_id: int, ex: catalog.Exercise) -> tuple[str,
     """(editorial, reference source) once the user passed the hidden cases; raises ``Locked``."""
     if not is_solved(s, user_id, ex.slug):
         raise Locked("the editorial and the reference unlock after your code passes the hidden cases")
+    from .cohorts import release_check   # a cohort's policy may keep them closed longer
+    release_check(s, user_id, ex.slug)
     ref = ex.reference_path.read_text(encoding="utf-8") if ex.reference_path.is_file() else ""
     return ex.editorial, ref
 

@@ -63,6 +63,10 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     app.state.settings = settings
     app.state.devices = devices or available_devices()
     app.state.worker = None
+    app.state.cohort_mode = False
+    if settings.cohort_mode:   # accounts, roles, CSRF, instructors (issue 5)
+        from .cohort_mode import install
+        install(app, settings)
 
     @app.middleware("http")
     async def cap_body(request: Request, call_next):

@@ -1,0 +1,320 @@
+"""Cohorts: membership and roles, the instructor's policy, backpressure, the instructor's views.
+
+Roles: a *student* sees only their own drafts, submissions and progress (the service layer
+scopes every call by user id); an *instructor* of a cohort sees everything of its students; an
+*admin* (``User.is_admin``) is an instructor of every cohort. A cohort that a user may not see
+answers ``NotFound`` rather than 403, so ids do not reveal what exists.
+
+The policy (``CohortPolicy``, ``Assignment``): which exercises are assigned and their deadlines,
+when the editorial and reference unlock (``Unlock``), and how many submissions a student may
+make per hour. ``release_check`` is called by ``services.unlocked_texts``; with no cohort
+membership (local mode) it never locks anything.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import secrets
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import func, update
+from sqlmodel import Session, select
+
+from .cohort_models import Assignment, CohortPolicy, Unlock
+from .models import Cohort, JobState, Membership, Role, Submission, SubmissionKind, User, utcnow
+from .services import BadRequest, Locked, NotFound, ServiceError, get_exercise
+
+RATE_WINDOW_S = 3600
+
+
+class TooManyRequests(ServiceError):
+    """429: the queue is full or the student's rate limit is spent; ``retry_after`` in seconds."""
+    http_status = 429
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after))
+
+
+def _aware(t: datetime | None) -> datetime | None:
+    return t if t is None or t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+# -- cohorts and roles ----------------------------------------------------------------------------
+def new_join_code() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def create_cohort(s: Session, name: str, *, instructor_id: int | None = None) -> Cohort:
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 200:
+        raise BadRequest("a cohort name has 1 to 200 characters")
+    cohort = Cohort(name=name, join_code=new_join_code())
+    s.add(cohort)
+    s.commit()
+    s.refresh(cohort)
+    s.add(CohortPolicy(cohort_id=cohort.id))
+    if instructor_id is not None:
+        s.add(Membership(user_id=instructor_id, cohort_id=cohort.id, role=Role.INSTRUCTOR.value))
+    s.commit()
+    return cohort
+
+
+def add_member(s: Session, cohort_id: int, user_id: int, role: str) -> Membership:
+    if role not in (Role.STUDENT.value, Role.INSTRUCTOR.value):
+        raise BadRequest("role is student or instructor")
+    m = s.exec(select(Membership).where(Membership.user_id == user_id, Membership.cohort_id == cohort_id)).first()
+    m = m or Membership(user_id=user_id, cohort_id=cohort_id)
+    m.role = role
+    s.add(m)
+    s.commit()
+    return m
+
+
+def role_in(s: Session, user_id: int, cohort_id: int) -> str | None:
+    return s.exec(select(Membership.role).where(Membership.user_id == user_id,
+                                                Membership.cohort_id == cohort_id)).first()
+
+
+def cohorts_of(s: Session, user: User, role: str | None = None) -> list[Cohort]:
+    if user.is_admin and role != Role.STUDENT.value:
+        return list(s.exec(select(Cohort).order_by(Cohort.id)).all())
+    q = select(Cohort).join(Membership, Membership.cohort_id == Cohort.id).where(Membership.user_id == user.id)
+    if role:
+        q = q.where(Membership.role == role)
+    return list(s.exec(q.order_by(Cohort.id)).all())
+
+
+def teaching_cohort(s: Session, user: User, cohort_id: int) -> Cohort:
+    """The cohort if ``user`` teaches it (or is an admin); ``NotFound`` otherwise."""
+    cohort = s.get(Cohort, cohort_id)
+    if cohort is None or not (user.is_admin or role_in(s, user.id, cohort_id) == Role.INSTRUCTOR.value):
+        raise NotFound(f"no cohort {cohort_id}")
+    return cohort
+
+
+def students(s: Session, cohort_id: int) -> list[User]:
+    return list(s.exec(select(User).join(Membership, Membership.user_id == User.id)
+                       .where(Membership.cohort_id == cohort_id, Membership.role == Role.STUDENT.value)
+                       .order_by(User.name, User.id)).all())
+
+
+def student_of(s: Session, cohort_id: int, user_id: int) -> User:
+    if role_in(s, user_id, cohort_id) != Role.STUDENT.value:
+        raise NotFound(f"no student {user_id} in this cohort")
+    return s.get(User, user_id)
+
+
+def submission_for_teacher(s: Session, teacher: User, sub_id: int) -> Submission:
+    """Any submission of a student of a cohort ``teacher`` teaches; ``NotFound`` otherwise."""
+    sub = s.get(Submission, sub_id, populate_existing=True)
+    if sub is None:
+        raise NotFound(f"no submission {sub_id}")
+    if teacher.is_admin:
+        return sub
+    taught = select(Membership.cohort_id).where(Membership.user_id == teacher.id,
+                                                Membership.role == Role.INSTRUCTOR.value)
+    hit = s.exec(select(Membership.id).where(Membership.user_id == sub.user_id,
+                                             Membership.role == Role.STUDENT.value,
+                                             Membership.cohort_id.in_(taught))).first()
+    if hit is None:
+        raise NotFound(f"no submission {sub_id}")
+    return sub
+
+
+# -- policy ---------------------------------------------------------------------------------------
+def policy(s: Session, cohort_id: int) -> CohortPolicy:
+    return s.get(CohortPolicy, cohort_id) or CohortPolicy(cohort_id=cohort_id)
+
+
+def set_policy(s: Session, cohort_id: int, *, unlock: str | None = None,
+               submissions_per_hour: int | None = None) -> CohortPolicy:
+    p = policy(s, cohort_id)
+    if unlock is not None:
+        try:
+            p.unlock = Unlock(unlock).value
+        except ValueError:
+            raise BadRequest(f"unlock is one of {', '.join(u.value for u in Unlock)}") from None
+    if submissions_per_hour is not None:
+        if not 0 <= submissions_per_hour <= 10_000:
+            raise BadRequest("submissions per hour is 0 (no limit) to 10000")
+        p.submissions_per_hour = submissions_per_hour
+    s.add(p)
+    s.commit()
+    return p
+
+
+def assign(s: Session, cohort_id: int, slug: str, deadline: datetime | None = None) -> Assignment:
+    from .services import ensure_exercise_row
+    ex = get_exercise(slug)
+    ensure_exercise_row(s, ex)
+    a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == ex.slug)).first()
+    a = a or Assignment(cohort_id=cohort_id, slug=ex.slug)
+    a.deadline = _aware(deadline)
+    s.add(a)
+    s.commit()
+    return a
+
+
+def unassign(s: Session, cohort_id: int, slug: str) -> None:
+    a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == slug)).first()
+    if a is not None:
+        s.delete(a)
+        s.commit()
+
+
+def assignments(s: Session, cohort_id: int) -> list[Assignment]:
+    return list(s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id)
+                       .order_by(Assignment.deadline.is_(None), Assignment.deadline, Assignment.slug)).all())
+
+
+def release_check(s: Session, user_id: int, slug: str, now: datetime | None = None) -> None:
+    """Raise ``Locked`` if a cohort the user studies in withholds this editorial and reference
+    (the caller has already checked the user's own pass)."""
+    now = now or utcnow()
+    rows = s.exec(select(Membership.cohort_id, CohortPolicy.unlock)
+                  .join(CohortPolicy, CohortPolicy.cohort_id == Membership.cohort_id, isouter=True)
+                  .where(Membership.user_id == user_id, Membership.role == Role.STUDENT.value)).all()
+    for cohort_id, unlock in rows:
+        if unlock == Unlock.NEVER.value:
+            raise Locked("your cohort's instructors keep editorials and references closed")
+        if unlock == Unlock.AFTER_DEADLINE.value:
+            a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == slug)).first()
+            if a is not None and (a.deadline is None or _aware(a.deadline) > now):
+                when = f"after the deadline ({_aware(a.deadline):%Y-%m-%d %H:%M} UTC)" if a.deadline else \
+                    "when your instructors set a deadline"
+                raise Locked(f"the editorial and the reference of an assigned exercise open {when}")
+
+
+# -- backpressure ---------------------------------------------------------------------------------
+def check_capacity(s: Session, user_id: int, *, queue_limit: int, now: datetime | None = None) -> None:
+    """Raise ``TooManyRequests`` if the queue is full or the user's hourly limit is spent."""
+    now = now or utcnow()
+    queued = s.exec(select(func.count()).where(Submission.state == JobState.QUEUED.value)).one()
+    if queued >= queue_limit:
+        raise TooManyRequests(f"the grading queue is full ({queued} waiting); try again shortly", 30)
+    limits = s.exec(select(CohortPolicy.submissions_per_hour)
+                    .join(Membership, Membership.cohort_id == CohortPolicy.cohort_id)
+                    .where(Membership.user_id == user_id, Membership.role == Role.STUDENT.value)).all()
+    limits = [n for n in limits if n > 0]
+    if not limits:
+        return
+    limit = min(limits)
+    since = now - timedelta(seconds=RATE_WINDOW_S)
+    recent = s.exec(select(Submission.created_at).where(Submission.user_id == user_id,
+                                                        Submission.created_at > since)
+                    .order_by(Submission.created_at.desc()).limit(limit)).all()
+    if len(recent) >= limit:
+        oldest = _aware(recent[-1])
+        wait = (oldest + timedelta(seconds=RATE_WINDOW_S) - now).total_seconds()
+        raise TooManyRequests(f"your cohort allows {limit} gradings an hour; the next one in {int(wait) + 1} s",
+                              int(wait) + 1)
+
+
+# -- rejudge --------------------------------------------------------------------------------------
+def rejudge(s: Session, sub_id: int) -> bool:
+    """Queue a finished submission again (after a grader fix). A submission already queued or
+    being graded is left alone, so two rejudge requests grade it once. Returns True if queued."""
+    res = s.exec(update(Submission).where(Submission.id == sub_id, Submission.state == JobState.DONE.value)
+                 .values(state=JobState.QUEUED.value, worker=None, lease_expires_at=None, attempt=0,
+                         status=None, score=None, passed=False, cases_json=None, verdict_json=None,
+                         started_at=None, finished_at=None))
+    s.commit()
+    return res.rowcount == 1
+
+
+# -- the instructor's views -----------------------------------------------------------------------
+@dataclass
+class Cell:
+    status: str = "untouched"          # solved | attempted | untouched
+    attempts: int = 0
+    best: float | None = None
+    last: datetime | None = None
+    late: bool = False                 # solved only after the deadline
+
+
+@dataclass
+class ExerciseStats:
+    slug: str
+    attempted: int = 0
+    solved: int = 0
+    failing_cases: list[tuple[str, int]] = field(default_factory=list)
+
+    def pass_rate(self) -> float:
+        return self.solved / self.attempted if self.attempted else 0.0
+
+
+@dataclass
+class Matrix:
+    cohort: Cohort
+    slugs: list[str]
+    deadlines: dict[str, datetime | None]
+    students: list[User]
+    cells: dict[tuple[int, str], Cell]
+    stats: list[ExerciseStats]
+
+
+def matrix(s: Session, cohort: Cohort) -> Matrix:
+    """Students x assigned exercises: status, attempts, best hidden score (before the deadline),
+    last activity; per exercise the pass rate and the hidden cases failed most often."""
+    assigned = assignments(s, cohort.id)
+    slugs = [a.slug for a in assigned]
+    deadlines = {a.slug: _aware(a.deadline) for a in assigned}
+    studs = students(s, cohort.id)
+    cells: dict[tuple[int, str], Cell] = defaultdict(Cell)
+    fails: dict[str, Counter] = defaultdict(Counter)
+    ids = [u.id for u in studs]
+    if ids and slugs:
+        subs = s.exec(select(Submission.user_id, Submission.slug, Submission.kind, Submission.state,
+                             Submission.passed, Submission.score, Submission.created_at, Submission.cases_json)
+                      .where(Submission.user_id.in_(ids), Submission.slug.in_(slugs))).all()
+        for uid, slug, kind, state, passed, score, created, cases_json in subs:
+            c = cells[(uid, slug)]
+            created = _aware(created)
+            c.last = max(c.last, created) if c.last else created
+            c.attempts += 1
+            if c.status == "untouched":
+                c.status = "attempted"
+            if kind != SubmissionKind.SUBMIT.value or state != JobState.DONE.value:
+                continue
+            in_time = deadlines[slug] is None or created <= deadlines[slug]
+            if passed:
+                if in_time:
+                    c.status, c.late = "solved", False
+                elif c.status != "solved":
+                    c.status, c.late = "solved", True
+            if score is not None and in_time:
+                c.best = max(c.best or 0.0, score)
+            for case in json.loads(cases_json or "[]"):
+                if not case.get("passed"):
+                    fails[slug][str(case.get("name", "?"))] += 1
+    stats = []
+    for slug in slugs:
+        row = [cells[(u.id, slug)] for u in studs if (u.id, slug) in cells]
+        stats.append(ExerciseStats(slug, attempted=len(row), solved=sum(c.status == "solved" for c in row),
+                                   failing_cases=fails[slug].most_common(3)))
+    return Matrix(cohort, slugs, deadlines, studs, dict(cells), stats)
+
+
+def _cell_text(value: str) -> str:
+    # A spreadsheet runs a cell that starts with = + - @ as a formula (CSV injection).
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def export_csv(s: Session, cohort: Cohort) -> str:
+    """One row per student: email, name, then per assigned exercise the best hidden-case score
+    before its deadline (empty: never graded) and the number solved in time."""
+    m = matrix(s, cohort)
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["email", "name", *m.slugs, "solved"])
+    for u in m.students:
+        cells = [m.cells.get((u.id, slug)) for slug in m.slugs]
+        w.writerow([_cell_text(u.email or ""), _cell_text(u.name),
+                    *["" if c is None or c.best is None else f"{c.best:.4f}" for c in cells],
+                    sum(1 for c in cells if c is not None and c.status == "solved" and not c.late)])
+    return out.getvalue()

@@ -1,0 +1,205 @@
+"""Cohort mode on top of the local-mode app: ``install(app, settings)``.
+
+What it changes, without touching the pages and API of local mode:
+
+- ``deps.current_user`` becomes the signed-in user (an API token in ``Authorization: Bearer``,
+  else the session cookie); anyone else gets 401 on ``/api`` and a redirect to ``/login`` on a
+  page. Every service call of local mode is already scoped by that user id, so a student sees
+  only their own drafts, submissions and progress.
+- ``deps.exercise_from_path`` also applies backpressure: a new grading while the queue is full
+  or the student's hourly limit is spent answers 429 with ``Retry-After``.
+- CSRF: every POST/PUT/PATCH/DELETE that carries the session cookie must carry the session's
+  CSRF token (``X-CSRF-Token`` header or a ``csrf_token`` form field); ``static/cohort.js``
+  adds it to forms, htmx and fetch. Requests authenticated by a bearer token carry no ambient
+  credential and need none. Sign-in and sign-up use a double-submit cookie instead.
+- The sign-in, account, cohort and instructor routers, and ``cohort(request)`` for templates.
+- Grading untrusted code without bubblewrap is refused unless ``allow_unsandboxed`` is set.
+
+``create_from_env()`` is an app factory for ``uvicorn --factory --workers N``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+from urllib.parse import parse_qs, quote
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
+
+from .. import auth, catalog, cohorts, services
+from ..cohorts import TooManyRequests
+from ..models import User
+from ..settings import Settings
+from . import deps
+
+SESSION_COOKIE = "inferprep_session"
+PRE_COOKIE = "inferprep_csrf"          # double-submit token for the sign-in and sign-up forms
+UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+MAX_FORM_BYTES = 4 * 1024 * 1024
+OWN_TOKEN_PATHS = {"/login", "/signup"}
+
+
+class LoginRequired(Exception):
+    """No valid session or token: 401 on the API, a redirect to /login on a page."""
+
+
+class UnsandboxedRefused(RuntimeError):
+    pass
+
+
+# -- who is asking --------------------------------------------------------------------------------
+def signed_in(request: Request, s: deps.SessionDep) -> User:
+    secret = request.app.state.settings.secret_key
+    header = request.headers.get("authorization")
+    if header:
+        scheme, _, token = header.partition(" ")
+        user = auth.token_user(s, token.strip(), secret=secret) if scheme.lower() == "bearer" else None
+    else:
+        user = auth.session_user(s, request.cookies.get(SESSION_COOKIE, ""), secret=secret)
+    if user is None:
+        raise LoginRequired()
+    request.state.user = user
+    return user
+
+
+SignedIn = Annotated[User, Depends(signed_in)]
+
+
+def signed_in_id(user: SignedIn) -> int:
+    return user.id
+
+
+def cohort_exercise(slug: str, request: Request, s: deps.SessionDep, user: SignedIn) -> catalog.Exercise:
+    ex = services.get_exercise(slug)            # validates the slug (no path traversal)
+    if request.method == "POST" and request.url.path.endswith("/submissions"):
+        cohorts.check_capacity(s, user.id, queue_limit=request.app.state.settings.queue_limit)
+    return ex
+
+
+def csrf_for(request: Request) -> str:
+    secret = request.app.state.settings.secret_key
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        return auth.csrf_token(secret, token)
+    return request.cookies.get(PRE_COOKIE, "")
+
+
+def template_context(request: Request) -> dict | None:
+    """``cohort(request)`` in templates: None in local mode."""
+    if not getattr(request.app.state, "cohort_mode", False):
+        return None
+    user = getattr(request.state, "user", None)
+    return {"user": user, "csrf": csrf_for(request),
+            "teaches": bool(user and (user.is_instructor or user.is_admin))}
+
+
+# -- CSRF -----------------------------------------------------------------------------------------
+class CSRFMiddleware:
+    """Pure ASGI (it buffers and replays a form body to read its ``csrf_token`` field)."""
+
+    def __init__(self, app, secret: str):
+        self.app, self.secret = app, secret
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] not in UNSAFE:
+            return await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        cookies = cookie_parser(headers.get("cookie", ""))
+        session = cookies.get(SESSION_COOKIE)
+        if headers.get("authorization") or not session or scope["path"] in OWN_TOKEN_PATHS:
+            # a bearer token, no session, or sign-in and sign-up (they check their own token)
+            return await self.app(scope, receive, send)
+        presented = headers.get("x-csrf-token")
+        body = b""
+        if not presented and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+            more = True
+            while more:
+                msg = await receive()
+                body += msg.get("body", b"")
+                more = msg.get("more_body", False)
+                if len(body) > MAX_FORM_BYTES:
+                    return await PlainTextResponse("form too large", status_code=413)(scope, receive, send)
+            presented = (parse_qs(body.decode("latin-1")).get("csrf_token") or [""])[0]
+        if not auth.csrf_ok(self.secret, session, presented):
+            msg = "missing or stale CSRF token: reload the page and try again"
+            if scope["path"].startswith("/api/"):
+                return await JSONResponse({"detail": msg}, status_code=403)(scope, receive, send)
+            return await PlainTextResponse(msg, status_code=403)(scope, receive, send)
+        if body:
+            sent = False
+
+            async def replay():
+                nonlocal sent
+                if not sent:
+                    sent = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+            return await self.app(scope, replay, send)
+        return await self.app(scope, receive, send)
+
+
+def new_pre_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def safe_next(target: str | None) -> str:
+    """A local path to go to after sign-in (never another site)."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"
+
+
+# -- installation ---------------------------------------------------------------------------------
+def refuse_unsandboxed(settings: Settings) -> str:
+    from ..runner.sandbox import sandbox_mode
+    mode = sandbox_mode()
+    if mode != "bwrap" and not settings.allow_unsandboxed:
+        raise UnsandboxedRefused(
+            "cohort mode grades other people's code and bubblewrap is not available here (install the "
+            "`bubblewrap` package, or run grading with `inferprep worker` on a machine that has it and "
+            "serve with --grading-threads 0); --allow-unsandboxed / INFERPREP_ALLOW_UNSANDBOXED=1 "
+            "grades without isolation anyway")
+    return mode
+
+
+def install(app: FastAPI, settings: Settings) -> None:
+    from ..web.app import error_response, wants_json
+    from ..web.templating import templates
+    from . import routes_auth, routes_cohort, routes_instructor
+    if settings.grading_threads:
+        refuse_unsandboxed(settings)
+    app.state.cohort_mode = True
+    app.dependency_overrides[deps.current_user] = signed_in_id
+    app.dependency_overrides[deps.exercise_from_path] = cohort_exercise
+    app.add_middleware(CSRFMiddleware, secret=settings.secret_key)
+
+    @app.exception_handler(LoginRequired)
+    async def login_required(request: Request, exc: LoginRequired):
+        if wants_json(request):
+            return JSONResponse({"detail": "sign in, or send an API token as `Authorization: Bearer ipt_...`"},
+                                status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    @app.exception_handler(TooManyRequests)
+    async def too_many(request: Request, exc: TooManyRequests):
+        resp = error_response(request, 429, str(exc))
+        resp.headers["Retry-After"] = str(exc.retry_after)
+        return resp
+
+    for r in (routes_auth.router, routes_auth.api_router, routes_cohort.router, routes_instructor.router,
+              routes_instructor.api_router):
+        app.include_router(r)
+    templates().env.globals["cohort"] = template_context
+
+
+def create_from_env() -> FastAPI:
+    """``uvicorn --factory inferprep.web.cohort_mode:create_from_env``: settings from INFERPREP_*."""
+    from .app import create_app
+    settings = Settings()
+    if not settings.cohort_mode:
+        settings = Settings(cohort_mode=True)
+    return create_app(settings)

@@ -1,0 +1,131 @@
+"""Sign-in, sign-up with a join code, sign-out, password change, API tokens (cohort mode)."""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse
+
+from .. import auth
+from ..auth import UserPublic
+from ..services import ServiceError
+from .cohort_mode import PRE_COOKIE, SESSION_COOKIE, SignedIn, new_pre_token, safe_next
+from .deps import SessionDep, SettingsDep
+from .forms import read_form
+from .templating import templates
+
+router = APIRouter(include_in_schema=False)
+api_router = APIRouter(prefix="/api", tags=["account"])
+
+
+def _page(request: Request, name: str, ctx: dict, status: int = 200):
+    pre = request.cookies.get(PRE_COOKIE) or new_pre_token()
+    resp = templates().TemplateResponse(request, name, {**ctx, "csrf": pre, "nav": "account"}, status_code=status)
+    if request.cookies.get(PRE_COOKIE) != pre:
+        resp.set_cookie(PRE_COOKIE, pre, httponly=True, samesite="lax", path="/",
+                        secure=request.app.state.settings.cookie_secure)
+    return resp
+
+
+def _pre_ok(request: Request, form: dict) -> bool:
+    cookie, field = request.cookies.get(PRE_COOKIE, ""), str(form.get("csrf_token", ""))
+    return bool(cookie) and hmac.compare_digest(cookie, field)
+
+
+def _signed_in_response(request: Request, s, settings, user_id: int, target: str):
+    token = auth.create_session(s, user_id, secret=settings.secret_key, hours=settings.session_hours)
+    resp = RedirectResponse(safe_next(target), status_code=303)
+    resp.set_cookie(SESSION_COOKIE, token, max_age=int(settings.session_hours * 3600), httponly=True,
+                    samesite="lax", secure=settings.cookie_secure, path="/")
+    return resp
+
+
+@router.get("/login")
+def login_page(request: Request, next: str = "/"):
+    return _page(request, "auth_login.html", {"next": safe_next(next), "error": None, "email": ""})
+
+
+@router.post("/login")
+async def login(request: Request, s: SessionDep, settings: SettingsDep):
+    form = await read_form(request)
+    target = safe_next(str(form.get("next", "/")))
+    email = str(form.get("email", ""))
+    if not _pre_ok(request, form):
+        return _page(request, "auth_login.html", {"next": target, "email": email,
+                                                  "error": "the form expired; try again"}, 403)
+    try:
+        user = auth.authenticate(s, email, str(form.get("password", "")))
+    except ServiceError as e:
+        return _page(request, "auth_login.html", {"next": target, "email": email, "error": str(e)}, e.http_status)
+    return _signed_in_response(request, s, settings, user.id, target)
+
+
+@router.get("/signup")
+def signup_page(request: Request, code: str = ""):
+    return _page(request, "auth_signup.html", {"code": code[:64], "error": None, "email": "", "name": ""})
+
+
+@router.post("/signup")
+async def signup(request: Request, s: SessionDep, settings: SettingsDep):
+    form = await read_form(request)
+    fields = {k: str(form.get(k, "")) for k in ("code", "email", "name")}
+    if not _pre_ok(request, form):
+        return _page(request, "auth_signup.html", {**fields, "error": "the form expired; try again"}, 403)
+    try:
+        user = auth.sign_up(s, join_code=fields["code"], email=fields["email"], name=fields["name"],
+                            password=str(form.get("password", "")))
+    except ServiceError as e:
+        return _page(request, "auth_signup.html", {**fields, "error": str(e)}, e.http_status)
+    return _signed_in_response(request, s, settings, user.id, "/cohort")
+
+
+@router.post("/logout")
+def logout(request: Request, s: SessionDep, settings: SettingsDep, user: SignedIn):
+    auth.end_session(s, request.cookies.get(SESSION_COOKIE, ""), secret=settings.secret_key)
+    resp = RedirectResponse("/login", status_code=303)
+    resp.delete_cookie(SESSION_COOKIE, path="/")
+    return resp
+
+
+def _account(request: Request, s, user, status: int = 200, **extra):
+    ctx = {"me": user, "tokens": auth.list_api_tokens(s, user.id), "new_token": None, "message": None,
+           "error": None, "nav": "account", **extra}
+    return templates().TemplateResponse(request, "auth_account.html", ctx, status_code=status)
+
+
+@router.get("/account")
+def account_page(request: Request, s: SessionDep, user: SignedIn):
+    return _account(request, s, user)
+
+
+@router.post("/account/password")
+async def change_password(request: Request, s: SessionDep, settings: SettingsDep, user: SignedIn):
+    form = await read_form(request)
+    if str(form.get("new", "")) != str(form.get("repeat", "")):
+        return _account(request, s, user, error="the new passwords differ", status=422)
+    try:
+        auth.change_password(s, user, str(form.get("old", "")), str(form.get("new", "")),
+                             secret=settings.secret_key, keep_token=request.cookies.get(SESSION_COOKIE))
+    except ServiceError as e:
+        return _account(request, s, user, error=str(e), status=e.http_status)
+    return _account(request, s, user, message="Password changed; your other sessions are signed out.")
+
+
+@router.post("/account/tokens")
+async def create_token(request: Request, s: SessionDep, settings: SettingsDep, user: SignedIn):
+    form = await read_form(request)
+    _, token = auth.create_api_token(s, user.id, str(form.get("name", "")), secret=settings.secret_key)
+    return _account(request, s, user, new_token=token)
+
+
+@router.post("/account/tokens/{token_id}/delete")
+def delete_token(token_id: int, s: SessionDep, user: SignedIn):
+    auth.revoke_api_token(s, user.id, token_id)
+    return RedirectResponse("/account", status_code=303)
+
+
+@api_router.get("/me", response_model=UserPublic)
+def me(user: SignedIn) -> UserPublic:
+    """Who this token or session belongs to."""
+    return UserPublic.of(user)

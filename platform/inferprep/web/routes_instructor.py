@@ -1,0 +1,172 @@
+"""Instructor pages (cohort mode): the cohorts one teaches, a students x exercises matrix with
+pass rates and the cases failed most often, the policy, any student's submission, CSV export.
+
+Every handler starts from ``cohorts.teaching_cohort`` or ``cohorts.submission_for_teacher``,
+which answer 404 to anyone who does not teach that cohort (admins teach every cohort).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from .. import catalog, cohorts, services
+from ..cohort_models import Unlock
+from ..models import Role, Submission, User
+from ..services import BadRequest, NotFound
+from .api.schemas import SubmissionPublic
+from .cohort_mode import SignedIn
+from .deps import SessionDep
+from .forms import read_form
+from .templating import templates
+
+router = APIRouter(prefix="/teach", include_in_schema=False)
+api_router = APIRouter(prefix="/api/teach", tags=["instructor"])
+
+
+def _need_teacher(user) -> None:
+    if not (user.is_instructor or user.is_admin):
+        raise NotFound("instructor pages are for instructor accounts (`inferprep admin create-instructor`)")
+
+
+def _parse_deadline(text: str) -> datetime | None:
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadRequest(f"deadline {text!r} is not a date and time like 2026-12-01T18:00 (UTC)") from None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+@router.get("")
+def teach_home(request: Request, s: SessionDep, user: SignedIn):
+    _need_teacher(user)
+    return templates().TemplateResponse(request, "cohort_teach.html", {
+        "cohorts": cohorts.cohorts_of(s, user, None if user.is_admin else Role.INSTRUCTOR.value), "nav": "teach"})
+
+
+@router.post("/cohorts")
+async def create_cohort(request: Request, s: SessionDep, user: SignedIn):
+    _need_teacher(user)
+    form = await read_form(request)
+    c = cohorts.create_cohort(s, str(form.get("name", "")), instructor_id=user.id)
+    return RedirectResponse(f"/teach/cohorts/{c.id}", status_code=303)
+
+
+@router.get("/cohorts/{cohort_id}")
+def cohort_matrix(request: Request, cohort_id: int, s: SessionDep, user: SignedIn):
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    m = cohorts.matrix(s, c)
+    titles = {}
+    for slug in m.slugs:
+        try:
+            titles[slug] = services.get_exercise(slug).meta.title
+        except NotFound:
+            titles[slug] = slug
+    return templates().TemplateResponse(request, "cohort_matrix.html", {
+        "m": m, "c": c, "titles": titles, "policy": cohorts.policy(s, c.id), "unlocks": list(Unlock),
+        "all_slugs": [e.slug for e in services.catalog_exercises()],
+        "signup_url": f"{request.base_url}signup?code={c.join_code}", "nav": "teach"})
+
+
+@router.post("/cohorts/{cohort_id}/policy")
+async def set_policy(request: Request, cohort_id: int, s: SessionDep, user: SignedIn):
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    form = await read_form(request)
+    try:
+        per_hour = int(str(form.get("submissions_per_hour", "")).strip() or -1)
+    except ValueError:
+        raise BadRequest("submissions per hour is a whole number") from None
+    cohorts.set_policy(s, c.id, unlock=str(form.get("unlock", "")) or None,
+                       submissions_per_hour=None if per_hour < 0 else per_hour)
+    return RedirectResponse(f"/teach/cohorts/{c.id}#policy", status_code=303)
+
+
+@router.post("/cohorts/{cohort_id}/assignments")
+async def assign(request: Request, cohort_id: int, s: SessionDep, user: SignedIn):
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    form = await read_form(request)
+    cohorts.assign(s, c.id, str(form.get("slug", "")), _parse_deadline(str(form.get("deadline", ""))))
+    return RedirectResponse(f"/teach/cohorts/{c.id}#policy", status_code=303)
+
+
+@router.post("/cohorts/{cohort_id}/assignments/{slug}/delete")
+def unassign(cohort_id: int, slug: str, s: SessionDep, user: SignedIn):
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    if not catalog.SLUG_RE.match(slug):
+        raise NotFound(f"no exercise {slug!r}")
+    cohorts.unassign(s, c.id, slug)
+    return RedirectResponse(f"/teach/cohorts/{c.id}#policy", status_code=303)
+
+
+@router.get("/cohorts/{cohort_id}/grades.csv")
+def export(cohort_id: int, s: SessionDep, user: SignedIn):
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    return Response(cohorts.export_csv(s, c), media_type="text/csv; charset=utf-8",
+                     headers={"Content-Disposition": f'attachment; filename="cohort-{c.id}-grades.csv"'})
+
+
+@router.get("/cohorts/{cohort_id}/students/{user_id}")
+def student_page(request: Request, cohort_id: int, user_id: int, s: SessionDep, user: SignedIn):
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    student = cohorts.student_of(s, c.id, user_id)
+    subs = services.list_submissions(s, student.id, limit=500)
+    return templates().TemplateResponse(request, "cohort_student.html", {"c": c, "student": student,
+                                                                         "subs": subs, "nav": "teach"})
+
+
+@router.get("/submissions/{sub_id}")
+def submission_page(request: Request, sub_id: int, s: SessionDep, user: SignedIn):
+    sub = cohorts.submission_for_teacher(s, user, sub_id)
+    return templates().TemplateResponse(request, "cohort_submission.html", _sub_ctx(s, sub))
+
+
+@router.post("/submissions/{sub_id}/rejudge")
+def rejudge(request: Request, sub_id: int, s: SessionDep, user: SignedIn):
+    sub = cohorts.submission_for_teacher(s, user, sub_id)
+    if cohorts.rejudge(s, sub.id) and request.app.state.worker is not None:
+        request.app.state.worker.wake()
+    return RedirectResponse(f"/teach/submissions/{sub.id}", status_code=303)
+
+
+def _sub_ctx(s, sub: Submission) -> dict:
+    verdict = services.verdict_of(sub)
+    return {"sub": sub, "verdict": verdict, "student": s.get(User, sub.user_id),
+            "cases": verdict.cases if verdict else services.live_cases(sub),
+            "position": services.queue_position(s, sub), "nav": "teach"}
+
+
+@api_router.get("/submissions/{sub_id}", response_model=SubmissionPublic)
+def read_submission(sub_id: int, s: SessionDep, user: SignedIn) -> SubmissionPublic:
+    """Any submission of a student you teach, with its code and verdict."""
+    sub = cohorts.submission_for_teacher(s, user, sub_id)
+    return SubmissionPublic.of(sub, position=services.queue_position(s, sub))
+
+
+@api_router.get("/cohorts/{cohort_id}/grades", response_model=list[dict])
+def grades(cohort_id: int, s: SessionDep, user: SignedIn) -> list[dict]:
+    """The grade export as JSON: one object per student (email, name, best score per assigned
+    exercise before its deadline, solved in time)."""
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    m = cohorts.matrix(s, c)
+    out = []
+    for u in m.students:
+        cells = {slug: m.cells.get((u.id, slug)) for slug in m.slugs}
+        out.append({"user_id": u.id, "email": u.email, "name": u.name,
+                    "scores": {slug: (x.best if x else None) for slug, x in cells.items()},
+                    "solved": sum(1 for x in cells.values() if x and x.status == "solved" and not x.late)})
+    return out
+
+
+@api_router.post("/submissions/{sub_id}/rejudge", status_code=202)
+def api_rejudge(sub_id: int, request: Request, s: SessionDep, user: SignedIn) -> dict:
+    """Grade a finished submission again; a submission already waiting or grading is left alone."""
+    sub = cohorts.submission_for_teacher(s, user, sub_id)
+    queued = cohorts.rejudge(s, sub.id)
+    if queued and request.app.state.worker is not None:
+        request.app.state.worker.wake()
+    return {"id": sub.id, "requeued": queued}
