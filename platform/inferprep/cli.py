@@ -196,20 +196,29 @@ def serve(host: Optional[str] = typer.Option(None, help="address to bind [env IN
           data_dir: Optional[Path] = typer.Option(None, help="where the SQLite database lives [env INFERPREP_DATA_DIR; "
                                                   "default: your user data folder]"),
           grading_threads: Optional[int] = typer.Option(None, help="embedded grading worker threads [env INFERPREP_GRADING_THREADS]"),
-          device: Optional[str] = typer.Option(None, help="auto, cpu or cuda [env INFERPREP_DEVICE]")) -> None:
+          device: Optional[str] = typer.Option(None, help="auto, cpu or cuda [env INFERPREP_DEVICE]"),
+          cohort: Optional[bool] = typer.Option(None, "--cohort", help="cohort mode: accounts, roles, instructors "
+                                                "[env INFERPREP_COHORT_MODE]"),
+          allow_unsandboxed: Optional[bool] = typer.Option(None, "--allow-unsandboxed", help="cohort mode: grade "
+                                                           "without bubblewrap anyway [env INFERPREP_ALLOW_UNSANDBOXED]")) -> None:
     """Serve the web platform (local mode: one user, no login) with an embedded grading worker."""
     import uvicorn
     from .settings import Settings
     from .web import create_app
     overrides = {k: v for k, v in dict(host=host, port=port, database_url=database_url, data_dir=data_dir,
-                                       grading_threads=grading_threads, device=device).items() if v is not None}
+                                       grading_threads=grading_threads, device=device, cohort_mode=cohort,
+                                       allow_unsandboxed=allow_unsandboxed).items() if v is not None}
     try:
         settings = Settings(**overrides)
     except ValueError as e:
         die(str(e))
     where = settings.db_url if not settings.is_sqlite else settings.db_url.removeprefix("sqlite:///")
     err.print(f"inferprep: http://{settings.host}:{settings.port}  ·  database {where}", highlight=False)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    try:
+        web_app = create_app(settings)
+    except RuntimeError as e:   # cohort mode without bubblewrap
+        die(str(e))
+    uvicorn.run(web_app, host=settings.host, port=settings.port, log_level="info")
 
 
 db_app = typer.Typer(no_args_is_help=True, help="The database: migrations.")
@@ -225,6 +234,11 @@ def db_upgrade(database_url: Optional[str] = typer.Option(None, help="SQLAlchemy
     settings = Settings(**({"database_url": database_url} if database_url else {}))
     db.upgrade(settings.db_url, revision)
     console.print(f"database at {revision}: {settings.db_url}", highlight=False)
+
+
+from .cli_cohort import register as _register_hosting  # noqa: E402 - admin, cohort, worker, submit
+
+_register_hosting(app)
 
 
 def main() -> None:  # pragma: no cover
