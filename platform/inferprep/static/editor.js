@@ -53,6 +53,7 @@
       e.detail.parameters.code = cm.getValue();
       saved = cm.getValue();
       clearTimeout(timer);
+      status.textContent = "Saved with the submission";
     });
     form.addEventListener("submit", function () { cm.save(); });
     form.addEventListener("htmx:beforeRequest", function () { runBtn.disabled = submitBtn.disabled = true; });

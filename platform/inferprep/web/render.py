@@ -41,6 +41,12 @@ def markdown(text: str) -> Markup:
     return Markup(_md().render(text))
 
 
+def without_title(text: str) -> str:
+    """The Markdown minus a leading ``# Title`` line (the page shows the title already)."""
+    lines = text.lstrip().splitlines()
+    return "\n".join(lines[1:]) if lines and lines[0].startswith("# ") else text
+
+
 def python(code: str) -> Markup:
     return Markup(f'<pre class="highlight"><code>{highlight_code(code, "python")}</code></pre>')
 
