@@ -17,11 +17,11 @@ import torch
 
 from inferprep.grading import Grading, expect_tensor, fail
 
-TOL = {  # (rtol, atol) per input dtype, for dq, dk, dv
+TOL = {  # (rtol, atol as a fraction of max |want| of that gradient) per input dtype
     torch.float64: (1e-9, 1e-10),
-    torch.float32: (1e-4, 2e-5),
-    torch.bfloat16: (2e-2, 3e-2),
-    torch.float16: (5e-3, 5e-3),
+    torch.float32: (2e-4, 5e-4),
+    torch.bfloat16: (1e-2, 8e-3),
+    torch.float16: (2e-3, 1e-3),
 }
 
 
@@ -57,7 +57,7 @@ def check_backward(g, q, k, v, do, causal, block_q, block_k, scale=None, pass_sc
     out = unpack(g.call("flash_attention_backward", q, k, v, o.to(q.dtype), lse.to(lse_dtype), do, **kwargs))
     rtol, atol = TOL[q.dtype]
     for name, got, want in zip(("dq", "dk", "dv"), out, grads):
-        expect_tensor(got, want.to(q.dtype), name=name, rtol=rtol, atol=atol)
+        expect_tensor(got, want.to(q.dtype), name=name, rtol=rtol, atol=atol * max(float(want.abs().max()), 1e-30))
 
 
 def grade(g: Grading) -> None:
@@ -90,6 +90,10 @@ def grade(g: Grading) -> None:
         with g.case(f"backward-{str(dt).split('.')[-1]}-N300"):
             q, k, v, do = (rnd(950 + t, 1, 2, 300, 32, dtype=dt) for t in range(4))
             check_backward(g, q, k, v, do, True, 64, 48)
+    for dt in (torch.bfloat16, torch.float16):   # 64 x 64 tiles: partial sums must be float32
+        with g.case(f"backward-{str(dt).split('.')[-1]}-N1024-blocks-16"):
+            q, k, v, do = (rnd(960 + t, 1, 1, 1024, 32, dtype=dt) for t in range(4))
+            check_backward(g, q, k, v, do, False, 16, 16)
     with g.case("backward-explicit-scale-0.05"):
         q, k, v, do = (rnd(970 + t, 1, 2, 50, 8) for t in range(4))
         check_backward(g, q, k, v, do, True, 16, 16, scale=0.05)
@@ -127,7 +131,7 @@ def grade(g: Grading) -> None:
         out = unpack(g.call("flash_attention_backward", q, k, v, o, lse, do, causal=True, block_q=256, block_k=256))
         want = ref.flash_attention_backward(q, k, v, o, lse, do, True, 2048, 2048)
         for name, got, w in zip(("dq", "dk", "dv"), out, want):
-            expect_tensor(got, w.float(), name=name, rtol=1e-4, atol=2e-5)
+            expect_tensor(got, w.float(), name=name, rtol=2e-4, atol=5e-4 * float(w.abs().max()))
 
 
 def _forward(ref, q, k, v):
