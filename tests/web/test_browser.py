@@ -136,8 +136,9 @@ def test_solve_sampling_order_in_the_browser(page, server):
     assert status == "passed", page.locator(".verdict").first.inner_text()
     assert "Passed" in page.locator("[data-testid=outcome]").inner_text()
     assert page.locator("table.cases tr.ok").count() > 5 and page.locator("table.cases tr.fail").count() == 0
+    assert "solved" in page.locator("h1 .badge").inner_text()          # the title's badge updates live
     if os.environ.get("INFERPREP_UPDATE_SCREENSHOT"):
-        page.evaluate("window.scrollTo(0, 0)")
+        page.evaluate("window.scrollTo(0, 0); window.inferprepEditor.scrollTo(0, 0)")
         page.screenshot(path=str(ROOT / "docs" / "screenshot-exercise-pass.png"))
 
     page.reload()

@@ -17,7 +17,8 @@ def verdict_context(s, sub: Submission) -> dict:
     verdict = services.verdict_of(sub)
     return {"sub": sub, "verdict": verdict, "cases": verdict.cases if verdict else services.live_cases(sub),
             "position": services.queue_position(s, sub),
-            "history": services.list_submissions(s, sub.user_id, sub.slug, limit=50)}
+            "history": services.list_submissions(s, sub.user_id, sub.slug, limit=50),
+            "ex_status": services.status_map(s, sub.user_id).get(sub.slug, "untouched")}
 
 
 @router.get("/submissions/{sub_id}")
