@@ -25,7 +25,15 @@ from typing import Optional
 
 import typer
 
-from .cli import console, die, err, print_verdict
+from rich.console import Console
+
+console = Console()
+err = Console(stderr=True)
+
+
+def die(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
 
 admin_app = typer.Typer(no_args_is_help=True, help="Accounts with more rights: instructors and admins.")
 cohort_app = typer.Typer(no_args_is_help=True, help="Cohorts: create, invite, assign, set policy, export grades.")
@@ -283,6 +291,7 @@ def submit(slug: str, file: Path,
            timeout: float = typer.Option(600.0, help="seconds to wait for the verdict"),
            as_json: bool = typer.Option(False, "--json", help="print the verdict as JSON")) -> None:
     """Grade FILE on the cohort's server, recorded there as your submission. Exit 0 only on a pass."""
+    from .cli import print_verdict
     from .verdict import Verdict
     if not file.is_file():
         die(f"no such file: {file}")

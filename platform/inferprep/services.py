@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from sqlalchemy import func
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from . import catalog, db, paths, queue
@@ -195,7 +196,15 @@ def create_submission(s: Session, user_id: int, slug: str, code: str | bytes, ki
     save_draft(s, user_id, slug, code, max_bytes=max_bytes)   # nothing the user wrote is lost
     sub = Submission(user_id=user_id, slug=slug, kind=kind, source=source, code=code, device=device,
                      idempotency_key=idempotency_key)
-    return queue.enqueue(s, sub)
+    try:
+        return queue.enqueue(s, sub)
+    except IntegrityError:   # the same key from two requests at once (a double click): one wins
+        s.rollback()
+        old = s.exec(select(Submission).where(Submission.idempotency_key == idempotency_key,
+                                              Submission.user_id == user_id)).first() if idempotency_key else None
+        if old is None:
+            raise BadRequest("this idempotency key is already used; send a fresh random one (a UUID)") from None
+        return old
 
 
 def retry_submission(s: Session, user_id: int, sub_id: int, *, max_bytes: int) -> Submission:
