@@ -1,0 +1,125 @@
+"""Hidden grader for causal-mask-offset.
+
+The truth is built here, independently of the reference: tril(ones(T, S), diagonal=S-T) (the
+bottom-right mask), float64 softmax attention, rows with no visible key set to zero.
+Cases: masks over (T, S) with T < S, T = S, T > S, T = 0 and S = 0; attention for decode
+(T = 1), chunked prefill, T > S (fully masked rows) and S = 0; the DOMAIN-NOTES I9 example
+(3 cached tokens, 2 new, all scores 0, V = 0..4 -> 1.5 and 2.0); and the cache invariant the
+whole thing exists for: feeding a sequence chunk by chunk (hidden split points, including all
+1-token decode steps) against the growing cache gives the full causal forward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from inferprep.grading import Grading, expect_tensor, fail
+
+TOL = {torch.float64: (1e-9, 1e-10), torch.float32: (1e-4, 2e-5), torch.bfloat16: (2e-2, 3e-2),
+       torch.float16: (5e-3, 5e-3)}
+
+
+def truth_mask(t, s, device):
+    return torch.tril(torch.ones(t, s, dtype=torch.bool, device=device), diagonal=s - t)
+
+
+def truth(q, k, v, scale=None):
+    t, s, d = q.shape[2], k.shape[2], q.shape[3]
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    sc = (q.double() @ k.double().transpose(-1, -2)) * scale
+    allowed = truth_mask(t, s, q.device)
+    sc = sc.masked_fill(~allowed, -math.inf)
+    p = torch.softmax(sc, -1)
+    p = torch.nan_to_num(p, nan=0.0)                     # rows with no visible key
+    return p @ v.double()
+
+
+def check_attention(g, q, k, v, scale=None, name="output"):
+    kwargs = {} if scale is None else {"scale": scale}
+    out = g.call("attention_with_cache", q, k, v, **kwargs)
+    rtol, atol = TOL[q.dtype]
+    expect_tensor(out, truth(q, k, v, scale).to(q.dtype), name=name, rtol=rtol, atol=atol)
+    return out
+
+
+def grade(g: Grading) -> None:
+    dev = g.device
+
+    def rnd(seed, *shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g.rng(seed), dtype=torch.float64).to(dtype).to(dev)
+
+    # -- the mask ---------------------------------------------------------------------------------
+    for t, s in [(1, 1), (1, 8), (2, 5), (5, 2), (3, 3), (7, 19), (19, 7), (0, 4), (4, 0), (64, 1000),
+                 (1000, 64), (1, 0)]:
+        with g.case(f"mask-T{t}-S{s}"):
+            got = g.call("causal_mask", t, s, device=str(dev))
+            want = truth_mask(t, s, dev)
+            if isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.shape == want.shape:
+                wrong = got.cpu() != want.cpu()
+                if wrong.any():
+                    i, j = (int(x) for x in wrong.nonzero()[0])
+                    fail(f"{int(wrong.sum())} of {want.numel()} entries wrong; first at query {i}, key {j}: "
+                         f"query {i} is at absolute position {s - t + i} and key {j} at {j}")
+            expect_tensor(got, want, name="mask")
+    with g.case("mask-rejects-negative"):
+        g.raises("ValueError", "causal_mask", -1, 4)
+        g.raises("ValueError", "causal_mask", 2, -3)
+
+    # -- attention against the cache ---------------------------------------------------------------
+    with g.case("past-3-new-2-uniform"):  # DOMAIN-NOTES I9
+        q = torch.zeros(1, 1, 2, 4, device=dev)
+        k = torch.zeros(1, 1, 5, 4, device=dev)
+        v = torch.arange(5.0, device=dev).view(1, 1, 5, 1).expand(1, 1, 5, 4).contiguous()
+        check_attention(g, q, k, v)
+    shapes = [  # (B, H, T, S, d)
+        (2, 3, 1, 37, 16),       # decode
+        (1, 2, 1, 1, 8),         # decode at the first token
+        (2, 2, 5, 64, 16),       # a chunk of prefill over a cache
+        (1, 2, 33, 33, 8),       # plain causal prefill
+        (1, 1, 7, 3, 8),         # more queries than keys: 4 fully masked rows
+        (2, 1, 9, 1, 4),         # one key, 8 fully masked rows
+        (1, 1, 3, 0, 4),         # empty cache: every row masked
+    ]
+    for c, (b, h, t, s, d) in enumerate(shapes):
+        with g.case(f"attention-B{b}-H{h}-T{t}-S{s}"):
+            q = rnd(100 + c, b, h, t, d)
+            k, v = rnd(200 + c, b, h, s, d), rnd(300 + c, b, h, s, d)
+            check_attention(g, q, k, v)
+    for c, dt in enumerate((torch.float64, torch.bfloat16, torch.float16)):
+        with g.case(f"attention-{str(dt).split('.')[-1]}-T6-S40"):
+            q, k, v = rnd(400 + c, 1, 2, 6, 16, dtype=dt), rnd(410 + c, 1, 2, 40, 16, dtype=dt), rnd(420 + c, 1, 2, 40, 16, dtype=dt)
+            check_attention(g, q, k, v)
+    with g.case("attention-explicit-scale"):
+        q, k, v = rnd(430, 1, 1, 4, 8), rnd(431, 1, 1, 12, 8), rnd(432, 1, 1, 12, 8)
+        check_attention(g, q, k, v, scale=0.3)
+
+    # -- the invariant: chunked prefill / decode against a growing cache == full causal forward -----
+    splits = {"decode-steps-L20": (20, [1] * 20), "prefill-then-decode-L24": (24, [16, 1, 1, 1, 1, 1, 1, 1, 1]),
+              "chunked-prefill-L50": (50, [1, 1, 7, 13, 28]), "chunks-17-16-17": (50, [17, 16, 17]),
+              "one-chunk-L30": (30, [30])}
+    for c, (name, (L, parts)) in enumerate(splits.items()):
+        with g.case(f"cache-invariant-{name}"):
+            q, k, v = rnd(500 + c, 1, 2, L, 8), rnd(510 + c, 1, 2, L, 8), rnd(520 + c, 1, 2, L, 8)
+            outs, end = [], 0
+            for n in parts:
+                out = g.call("attention_with_cache", q[..., end:end + n, :], k[..., :end + n, :], v[..., :end + n, :])
+                expect_tensor(out, q[..., end:end + n, :], name=f"chunk at {end}", rtol=math.inf, atol=math.inf)
+                outs.append(out)
+                end += n
+            full = torch.cat(outs, dim=2)
+            want = truth(q, k, v).float()
+            bad = ((full.double().cpu() - want.double().cpu()).abs() > 2e-5 + 1e-4 * want.double().cpu().abs())
+            if bad.any():
+                pos = int(bad.nonzero()[0][2])
+                fail(f"feeding the sequence in chunks {parts} differs from one causal forward over all {L} "
+                     f"tokens; first differing query position {pos} (chunk starting at "
+                     f"{max(e for e in [sum(parts[:i]) for i in range(len(parts))] if e <= pos)})")
+
+    with g.case("attention-rejects-bad-input"):
+        q, k = rnd(600, 1, 2, 3, 4), rnd(601, 1, 2, 5, 4)
+        g.raises("ValueError", "attention_with_cache", q, k, k[..., :4, :])
+        g.raises("ValueError", "attention_with_cache", q, k[:, :1], k[:, :1])
+        g.raises("ValueError", "attention_with_cache", q[0], k[0], k[0])
+        g.raises("ValueError", "attention_with_cache", q, k.double(), k.double())

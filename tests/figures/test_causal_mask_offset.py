@@ -1,0 +1,61 @@
+"""Every figure quoted by causal-mask-offset's statement and editorial, and the library
+behaviour the editorial names (checked on the installed torch)."""
+
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from inferprep.grading import load_module
+
+ROOT = Path(__file__).resolve().parents[2]
+ref = load_module(ROOT / "reference" / "causal_mask_offset.py", "_fig_cmo_ref")
+top_left = load_module(ROOT / "tests/wrong/causal_mask_offset/top_left_tril.py", "_fig_cmo_topleft")
+finite = load_module(ROOT / "tests/wrong/causal_mask_offset/finite_mask_value.py", "_fig_cmo_finite")
+
+
+def bits(m):
+    return ["".join("1" if x else "0" for x in row) for row in m.tolist()]
+
+
+def test_mask_tables():
+    assert bits(ref.causal_mask(2, 5)) == ["11110", "11111"]
+    assert bits(ref.causal_mask(5, 2)) == ["00", "00", "00", "10", "11"]
+    assert bits(ref.causal_mask(1, 8)) == ["11111111"]
+    assert ref.causal_mask(0, 4).shape == (0, 4) and ref.causal_mask(3, 0).shape == (3, 0)
+    for t, s in [(2, 5), (5, 2), (1, 8), (7, 7)]:
+        assert torch.equal(ref.causal_mask(t, s), torch.tril(torch.ones(t, s, dtype=torch.bool), diagonal=s - t))
+    assert torch.equal(ref.causal_mask(2, 5), torch.tril(torch.ones(5, 5, dtype=torch.bool))[-2:])
+
+
+def _uniform(t, s, values):
+    q = torch.zeros(1, 1, t, 1)
+    k = torch.zeros(1, 1, s, 1)
+    v = torch.tensor(values).view(1, 1, s, 1)
+    return q, k, v
+
+
+def test_past_3_new_2():
+    q, k, v = _uniform(2, 5, [0.0, 1.0, 2.0, 3.0, 4.0])
+    assert ref.attention_with_cache(q, k, v).flatten().tolist() == [1.5, 2.0]
+    assert top_left.attention_with_cache(q, k, v).flatten().tolist() == [0.0, 0.5]
+
+
+def test_decode_and_fully_masked_rows():
+    q, k, v = _uniform(1, 8, [float(j) for j in range(8)])
+    assert ref.attention_with_cache(q, k, v).flatten().tolist() == [3.5]
+    assert top_left.attention_with_cache(q, k, v).flatten().tolist() == [0.0]
+    q, k, v = _uniform(5, 2, [1.0, 2.0])
+    assert ref.attention_with_cache(q, k, v).flatten().tolist() == [0.0, 0.0, 0.0, 1.0, 1.5]
+    # a finite mask value turns a keyless row into the average of all values
+    assert finite.attention_with_cache(q, k, v).flatten().tolist()[:3] == [1.5, 1.5, 1.5]
+
+
+def test_pytorch_sdpa_is_causal_is_top_left_and_lower_right_fixes_it():
+    from torch.nn.attention.bias import causal_lower_right
+    q, k, v = _uniform(2, 5, [0.0, 1.0, 2.0, 3.0, 4.0])
+    assert F.scaled_dot_product_attention(q, k, v, is_causal=True).flatten().tolist() == [0.0, 0.5]
+    assert F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(2, 5)).flatten().tolist() == [1.5, 2.0]
+    q, k, v = _uniform(1, 8, [float(j) for j in range(8)])
+    assert F.scaled_dot_product_attention(q, k, v, is_causal=True).flatten().tolist() == [0.0]
+    assert F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(1, 8)).flatten().tolist() == [3.5]
