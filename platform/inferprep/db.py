@@ -65,10 +65,19 @@ def alembic_config(url: str):
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Apply the migrations up to ``revision`` (idempotent)."""
+    """Apply the migrations up to ``revision`` (idempotent). For an SQLite file, a lock file
+    beside it serializes concurrent upgrades (``serve`` starting while ``inferprep grade``
+    records into a fresh database)."""
     from alembic import command
     engine_for(url)  # creates the SQLite folder
-    command.upgrade(alembic_config(url), revision)
+    u = make_url(url)
+    if u.get_backend_name() == "sqlite" and u.database and u.database != ":memory:":
+        import fcntl
+        with open(f"{u.database}.migrate.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            command.upgrade(alembic_config(url), revision)
+    else:
+        command.upgrade(alembic_config(url), revision)
 
 
 def ensure_local_user(s: Session) -> User:

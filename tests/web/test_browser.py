@@ -157,6 +157,10 @@ def test_solve_sampling_order_in_the_browser(page, server):
 def test_a_wrong_solution_shows_its_failing_case(page, server):
     page.goto("/exercises/sampling-order")
     paste_into_editor(page, WRONG)
+    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Draft saved')")
+    page.reload()                                                      # the autosaved draft comes back
+    page.wait_for_function("window.inferprepEditor !== undefined")
+    assert page.evaluate("window.inferprepEditor.getValue()").strip() == WRONG.strip()
     status = submit_and_wait(page)
     page.screenshot(path=str(ARTIFACTS / "exercise-wrong.png"), full_page=True)
     assert status == "wrong_answer", page.locator(".verdict").first.inner_text()

@@ -173,3 +173,12 @@ def test_healthz_and_docs(client):
     spec = client.get("/openapi.json").json()
     assert "/api/exercises/{slug}/submissions" in spec["paths"] and "/api/progress" in spec["paths"]
     assert not any(p.startswith("/exercises") for p in spec["paths"])   # pages stay out of the API docs
+
+
+def test_stored_code_and_output_are_escaped(client):
+    payload = "<script>alert('x')</script>"
+    r = client.post("/api/exercises/sampling-order/submissions", json={"code": f"# {payload}\n", "kind": "run"})
+    wait_done(client, r.json()["id"])
+    for url in (f"/submissions/{r.json()['id']}", "/exercises/sampling-order"):
+        html = client.get(url).text
+        assert payload not in html and "&lt;script&gt;" in html
