@@ -44,6 +44,15 @@ def _aware(t: datetime | None) -> datetime | None:
     return t if t is None or t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
+def valid_slug(slug: str) -> str:
+    """``slug`` if it can name an exercise folder; ``NotFound`` otherwise (no path traversal, and
+    no over-long name reaching the file system: the exercise table keeps 100 characters)."""
+    from .catalog import SLUG_RE
+    if not isinstance(slug, str) or len(slug) > 100 or not SLUG_RE.match(slug):
+        raise NotFound(f"no exercise {slug[:100]!r}")
+    return slug
+
+
 # -- cohorts and roles ----------------------------------------------------------------------------
 def new_join_code() -> str:
     return secrets.token_urlsafe(9)
@@ -150,7 +159,7 @@ def set_policy(s: Session, cohort_id: int, *, unlock: str | None = None,
 
 def assign(s: Session, cohort_id: int, slug: str, deadline: datetime | None = None) -> Assignment:
     from .services import ensure_exercise_row
-    ex = get_exercise(slug)
+    ex = get_exercise(valid_slug(slug))
     ensure_exercise_row(s, ex)
     a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == ex.slug)).first()
     a = a or Assignment(cohort_id=cohort_id, slug=ex.slug)

@@ -73,7 +73,7 @@ def signed_in_id(user: SignedIn) -> int:
 
 
 def cohort_exercise(slug: str, request: Request, s: deps.SessionDep, user: SignedIn) -> catalog.Exercise:
-    ex = services.get_exercise(slug)            # validates the slug (no path traversal)
+    ex = services.get_exercise(cohorts.valid_slug(slug))     # no path traversal, no over-long names
     if request.method == "POST" and request.url.path.endswith("/submissions"):
         cohorts.check_capacity(s, user.id, queue_limit=request.app.state.settings.queue_limit)
     return ex

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from .. import catalog, cohorts, services
+from .. import cohorts, services
 from ..cohort_models import Unlock
 from ..models import Role, Submission, User
 from ..services import BadRequest, NotFound
@@ -97,9 +97,7 @@ async def assign(request: Request, cohort_id: int, s: SessionDep, user: SignedIn
 @router.post("/cohorts/{cohort_id}/assignments/{slug}/delete")
 def unassign(cohort_id: int, slug: str, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
-    if not catalog.SLUG_RE.match(slug):
-        raise NotFound(f"no exercise {slug!r}")
-    cohorts.unassign(s, c.id, slug)
+    cohorts.unassign(s, c.id, cohorts.valid_slug(slug))
     return RedirectResponse(f"/teach/cohorts/{c.id}#policy", status_code=303)
 
 
