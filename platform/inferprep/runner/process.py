@@ -273,16 +273,7 @@ class SubmissionProcess:
 
         Returns the per-rank values; if any rank raised, raises ``SubmissionRaised`` for the lowest
         such rank, with ``.rank`` and ``.per_rank`` (a list of SubmissionRaised or None)."""
-        if self.dead:
-            raise self.dead
-        try:
-            self._send({"op": "spmd", "fn": fn, "calls": [[tuple(a), dict(k)] for a, k in calls]})
-        except OSError:
-            raise self._death("before the call") from None
-        msg = self._recv_reply()
-        if self.internal_error is not None:
-            e, self.internal_error = self.internal_error, None
-            raise e
+        msg = self._request({"op": "spmd", "fn": fn, "calls": [[tuple(a), dict(k)] for a, k in calls]})
         results = msg.get("results") if msg.get("op") == "spmd_result" else None
         if not isinstance(results, list) or len(results) != len(calls) or not all(isinstance(r, dict) for r in results):
             raise self._fail(Status.RUNTIME_ERROR, "unexpected message from the submission")
@@ -296,19 +287,25 @@ class SubmissionProcess:
                 raise e
         return [r.get("value") for r in results]
 
-    def call(self, fn: str, *args, **kwargs) -> Any:
+    def _request(self, msg: dict) -> dict:
+        """Send one request to the child and return its reply (serving proxy calls meanwhile).
+        A WireError from encoding the grader's own arguments propagates: the grader's fault."""
         if self.dead:
             raise self.dead
         try:
-            self._send({"op": "call", "fn": fn, "args": args, "kwargs": kwargs})
+            self._send(msg)
         except WireError:
             raise
         except OSError:
             raise self._death("before the call") from None
-        msg = self._recv_reply()
+        reply = self._recv_reply()
         if self.internal_error is not None:
             e, self.internal_error = self.internal_error, None
             raise e
+        return reply
+
+    def call(self, fn: str, *args, **kwargs) -> Any:
+        msg = self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs})
         op = msg.get("op")
         if op == "result":
             return msg.get("value")
