@@ -312,8 +312,16 @@ def progress(s: Session, user_id: int) -> Progress:
     by_coll = [Tally(c.value, c.value, Counter(r.status for r in rows if c in r.ex.meta.collections))
                for c in catalog.Collection]
     order = {"easy": 0, "medium": 1, "hard": 2}
-    next_up = sorted((r for r in rows if r.status != "solved"),
-                     key=lambda r: (r.status != "attempted", order[r.ex.meta.difficulty.value]))[:5]
+    # Unfinished work first, then the easiest untouched exercise of each track in turn.
+    candidates = sorted((r for r in rows if r.status != "solved"),
+                        key=lambda r: (r.status != "attempted", order[r.ex.meta.difficulty.value]))
+    per_track: Counter = Counter()
+    next_up = []
+    for r in candidates:
+        if r.status == "attempted" or per_track[r.ex.meta.track] == 0:
+            next_up.append(r)
+            per_track[r.ex.meta.track] += 1
+    next_up = next_up[:5]
     subs = s.exec(select(Submission.created_at, Submission.slug, Submission.kind, Submission.passed)
                   .where(Submission.user_id == user_id).order_by(Submission.created_at)).all()
     per_day: Counter = Counter()
