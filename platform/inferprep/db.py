@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine, select
 
@@ -86,6 +86,10 @@ def ensure_local_user(s: Session) -> User:
         user = User(id=LOCAL_USER_ID, name="you")
         s.add(user)
         s.commit()
+        if s.get_bind().dialect.name == "postgresql":   # an explicit id does not move the sequence
+            s.exec(text("SELECT setval(pg_get_serial_sequence('\"user\"', 'id'), "
+                        "(SELECT MAX(id) FROM \"user\"))"))
+            s.commit()
     return user
 
 

@@ -1,0 +1,303 @@
+"""A cohort's load on a real deployment shape: uvicorn on loopback in cohort mode over
+PostgreSQL, two ``inferprep worker`` processes, N simulated students who sign in, browse and
+submit within a ramp (default 200 students, 2 submissions each, over 60 s).
+
+Prints p50 and p99 page latency (and of sign-in and submit separately), submissions graded per
+minute, the largest queue wait, and the count check: every submission graded exactly once
+(each fake grading logs its submission's marker; the check wants each marker once, every row
+``done`` on its first attempt).
+
+The judge is replaced by a fake grading that sleeps ``--grade-seconds`` (the queue and the web
+are under test; ``bench/runner.py`` measures the judge). ``--real-judge`` grades the exercise's
+stub with the real sandboxed judge instead (slow on a small machine).
+
+    .venv/bin/python bench/cohort_load.py                      # 200 students, ~2 minutes here
+    .venv/bin/python bench/cohort_load.py --students 50 --per-student 1 --ramp 20
+
+Needs a PostgreSQL server (``--pg``, default postgres@127.0.0.1:5432, trust auth); it creates a
+fresh database and drops it at the end (``--keep`` keeps it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SECRET = "bench-" + "x" * 40
+PASSWORD = "bench-password"
+
+
+# -- the fake judge (imported by the worker processes as cohort_load:fake_grade) ----------------
+def fake_grade(exercise, code, *, device, public, progress):
+    from inferprep.verdict import CaseResult, Status, Verdict
+    marker = code.splitlines()[0]
+    time.sleep(float(os.environ.get("BENCH_GRADE_SECONDS", "0.3")))
+    cases = [CaseResult(name="case-1", passed=True, status=Status.PASSED, seconds=0.01)]
+    for c in cases:
+        progress(c)
+    with open(os.environ["BENCH_GRADE_LOG"], "a") as f:       # O_APPEND: one line per grading
+        f.write(marker + "\n")
+    return Verdict.from_cases(exercise.slug, cases, public=public, device=device, sandbox="fake")
+
+
+# -- set-up ---------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_database(admin_url: str) -> tuple[str, str]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    name = f"inferprep_bench_{uuid.uuid4().hex[:8]}"
+    eng = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with eng.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    eng.dispose()
+    return name, make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    from sqlalchemy import create_engine, text
+    eng = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with eng.connect() as c:
+        c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    eng.dispose()
+
+
+def seed(url: str, n: int, slug: str) -> None:
+    """An instructor, a cohort with ``slug`` assigned, and ``n`` students (one shared hash: the
+    bench measures signing in, not seeding)."""
+    from inferprep import auth, cohorts, db
+    from inferprep.models import Membership, User
+    db.prepare(url)
+    with db.session_scope(url) as s:
+        t = auth.create_user(s, "instructor@bench.test", "Instructor", PASSWORD, is_instructor=True)
+        c = cohorts.create_cohort(s, "Bench cohort", instructor_id=t.id)
+        cohorts.set_policy(s, c.id, submissions_per_hour=0)
+        cohorts.assign(s, c.id, slug)
+        h = auth.hash_password(PASSWORD)
+        users = [User(email=f"student{i}@bench.test", name=f"Student {i}", password_hash=h) for i in range(n)]
+        s.add_all(users)
+        s.commit()
+        s.add_all([Membership(user_id=u.id, cohort_id=c.id, role="student") for u in users])
+        s.commit()
+
+
+def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess.Popen]:
+    env = {**os.environ, "INFERPREP_DATABASE_URL": url, "INFERPREP_COHORT_MODE": "1",
+           "INFERPREP_SECRET_KEY": SECRET, "INFERPREP_GRADING_THREADS": "0", "INFERPREP_QUEUE_LIMIT": "100000",
+           "INFERPREP_LEASE_SECONDS": "60", "BENCH_GRADE_SECONDS": str(args.grade_seconds),
+           "BENCH_GRADE_LOG": str(log_dir / "gradings.log"),
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    procs = [subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
+                               "inferprep.web.cohort_mode:create_from_env", "--host", "127.0.0.1",
+                               "--port", str(port), "--workers", str(args.web_workers), "--log-level", "warning"],
+                              env=env, cwd=ROOT, stderr=open(log_dir / "web.err", "w"))]
+    for i in range(args.workers):
+        cmd = [sys.executable, "-c", "from inferprep.cli import main; main()", "worker", "--device", "cpu",
+               "--concurrency", str(args.concurrency), "--name", f"bench-w{i}", "--poll", "0.5"]
+        cmd += ["--allow-unsandboxed"] if args.real_judge and args.allow_unsandboxed else []
+        cmd += [] if args.real_judge else ["--grade-fn", "cohort_load:fake_grade"]
+        procs.append(subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=open(log_dir / f"worker{i}.err", "w")))
+    return procs
+
+
+# -- the students ---------------------------------------------------------------------------------
+class Stats:
+    def __init__(self):
+        self.pages: list[float] = []
+        self.signin: list[float] = []
+        self.submit: list[float] = []
+        self.errors: list[str] = []
+        self.too_many = 0
+        self.sub_ids: list[int] = []
+
+
+async def timed(stats_list, coro):
+    t0 = time.perf_counter()
+    r = await coro
+    stats_list.append(time.perf_counter() - t0)
+    return r
+
+
+async def student(i: int, base: str, slug: str, code: str, args, stats: Stats) -> None:
+    import httpx
+    await asyncio.sleep(random.uniform(0, args.ramp))
+    async with httpx.AsyncClient(base_url=base, timeout=120, follow_redirects=False) as c:
+        try:
+            r = await timed(stats.pages, c.get("/login"))
+            r = await timed(stats.signin, c.post("/login", data={
+                "email": f"student{i}@bench.test", "password": PASSWORD, "next": "/cohort",
+                "csrf_token": c.cookies.get("inferprep_csrf", "")}))
+            if r.status_code != 303:
+                stats.errors.append(f"student {i}: sign-in {r.status_code}")
+                return
+            for path in ("/cohort", "/exercises", f"/exercises/{slug}"):
+                r = await timed(stats.pages, c.get(path))
+                if r.status_code != 200:
+                    stats.errors.append(f"student {i}: {path} {r.status_code}")
+            csrf = re.search(r'name="csrf-token" content="([^"]+)"', r.text).group(1)
+            for k in range(args.per_student):
+                body = {"code": f"# bench {i}-{k} {uuid.uuid4().hex[:6]}\n{code}", "kind": "submit",
+                        "idempotency_key": uuid.uuid4().hex}
+                while True:
+                    r = await timed(stats.submit, c.post(f"/api/exercises/{slug}/submissions", json=body,
+                                                         headers={"X-CSRF-Token": csrf}))
+                    if r.status_code != 429:
+                        break
+                    stats.too_many += 1
+                    await asyncio.sleep(float(r.headers.get("retry-after", "5")))
+                if r.status_code != 202:
+                    stats.errors.append(f"student {i}: submit {r.status_code} {r.text[:200]}")
+                    continue
+                sub_id = r.json()["id"]
+                stats.sub_ids.append(sub_id)
+                while True:      # the page polls its verdict fragment once a second
+                    await asyncio.sleep(1.0)
+                    r = await timed(stats.pages, c.get(f"/submissions/{sub_id}/verdict",
+                                                       headers={"HX-Request": "true"}))
+                    if 'data-state="done"' in r.text or r.status_code != 200:
+                        break
+                await timed(stats.pages, c.get("/progress"))
+        except Exception as e:  # noqa: BLE001 - a bench reports, it does not stop
+            stats.errors.append(f"student {i}: {type(e).__name__}: {e}")
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
+
+
+def check(url: str, log_path: Path, sub_ids: list[int]) -> dict:
+    from sqlmodel import select
+    from inferprep import db
+    from inferprep.models import Submission
+    with db.session_scope(url) as s:
+        subs = s.exec(select(Submission)).all()
+    graded = log_path.read_text().splitlines() if log_path.exists() else []
+    counts: dict[str, int] = {}
+    for m in graded:
+        counts[m] = counts.get(m, 0) + 1
+    markers = [x.code.splitlines()[0] for x in subs]
+    waits = [(x.started_at - x.created_at).total_seconds() for x in subs if x.started_at]
+    done = [x for x in subs if x.state == "done"]
+    first = min(x.created_at for x in subs)
+    last = max(x.finished_at for x in done) if done else first
+    return {"submissions": len(subs), "client_saw": len(sub_ids), "done": len(done),
+            "graded_once": sum(1 for m in markers if counts.get(m) == 1),
+            "graded_twice_or_more": sum(1 for m in markers if counts.get(m, 0) > 1),
+            "never_graded": sum(1 for m in markers if m not in counts),
+            "first_attempt": sum(1 for x in subs if x.attempt == 1),
+            "max_queue_wait_s": max(waits) if waits else 0.0,
+            "graded_per_minute": 60 * len(done) / max(1e-9, (last - first).total_seconds())}
+
+
+async def run_students(base: str, slug: str, code: str, args) -> Stats:
+    stats = Stats()
+    await asyncio.gather(*[student(i, base, slug, code, args, stats) for i in range(args.students)])
+    return stats
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=200)
+    ap.add_argument("--per-student", type=int, default=2, help="submissions per student")
+    ap.add_argument("--ramp", type=float, default=60.0, help="students arrive over this many seconds")
+    ap.add_argument("--workers", type=int, default=2, help="grading worker processes")
+    ap.add_argument("--concurrency", type=int, default=2, help="gradings at once per worker")
+    ap.add_argument("--web-workers", type=int, default=1, help="uvicorn worker processes")
+    ap.add_argument("--grade-seconds", type=float, default=0.3, help="the fake grading's duration")
+    ap.add_argument("--slug", default="sampling-order")
+    ap.add_argument("--real-judge", action="store_true", help="grade the stub with the real judge")
+    ap.add_argument("--allow-unsandboxed", action="store_true")
+    ap.add_argument("--pg", default=os.environ.get("INFERPREP_TEST_PG_URL",
+                                                   "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"))
+    ap.add_argument("--keep", action="store_true", help="keep the database")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    from inferprep import catalog
+    code = catalog.get(args.slug).stub if args.real_judge else "pass"
+    name, url = make_database(args.pg)
+    log_dir = Path(tempfile.mkdtemp(prefix="cohort-load-"))
+    procs: list[subprocess.Popen] = []
+    try:
+        t0 = time.perf_counter()
+        seed(url, args.students, args.slug)
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        procs = start_processes(url, port, args, log_dir)
+        import httpx
+        for _ in range(600):
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        print(f"seeded {args.students} students and started in {time.perf_counter() - t0:.1f} s; "
+              f"{args.students} students x {args.per_student} submissions over {args.ramp:g} s ...", file=sys.stderr)
+        t1 = time.perf_counter()
+        stats = asyncio.run(run_students(base, args.slug, code, args))
+        wall = time.perf_counter() - t1
+        time.sleep(1.0)
+        res = check(url, log_dir / "gradings.log", stats.sub_ids)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if not args.keep:
+            from inferprep import db
+            db.engine_for(url).dispose()
+            drop_database(args.pg, name)
+    out = {"students": args.students, "per_student": args.per_student, "ramp_s": args.ramp,
+           "workers": args.workers, "concurrency": args.concurrency, "web_workers": args.web_workers,
+           "grade_s": "real judge" if args.real_judge else args.grade_seconds, "wall_s": wall,
+           "page_requests": len(stats.pages), "page_p50_ms": 1000 * pct(stats.pages, 50),
+           "page_p99_ms": 1000 * pct(stats.pages, 99), "signin_p50_ms": 1000 * pct(stats.signin, 50),
+           "signin_p99_ms": 1000 * pct(stats.signin, 99), "submit_p50_ms": 1000 * pct(stats.submit, 50),
+           "submit_p99_ms": 1000 * pct(stats.submit, 99), "answered_429": stats.too_many,
+           "errors": len(stats.errors), **res, "cpus": os.cpu_count()}
+    exactly_once = (res["submissions"] == res["client_saw"] == res["done"] == res["graded_once"]
+                    and not res["graded_twice_or_more"] and not res["never_graded"])
+    out["exactly_once"] = exactly_once
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"pages: {out['page_requests']} requests, p50 {out['page_p50_ms']:.0f} ms, p99 {out['page_p99_ms']:.0f} ms")
+        print(f"sign-in (argon2): p50 {out['signin_p50_ms']:.0f} ms, p99 {out['signin_p99_ms']:.0f} ms; "
+              f"submit: p50 {out['submit_p50_ms']:.0f} ms, p99 {out['submit_p99_ms']:.0f} ms; 429s: {stats.too_many}")
+        print(f"graded: {res['done']} of {res['submissions']} at {res['graded_per_minute']:.0f}/min; "
+              f"largest queue wait {res['max_queue_wait_s']:.1f} s; wall {wall:.0f} s")
+        print(f"exactly once: {'yes' if exactly_once else 'NO'} ({res['graded_once']} graded once, "
+              f"{res['graded_twice_or_more']} more than once, {res['never_graded']} never; "
+              f"{res['first_attempt']} on the first attempt)")
+    for e in stats.errors[:10]:
+        print("error:", e, file=sys.stderr)
+    return 0 if exactly_once and not stats.errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
