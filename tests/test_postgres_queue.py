@@ -22,6 +22,7 @@ import pytest
 from sqlmodel import select
 
 import cohort_fakes
+from pg_support import pg_url  # noqa: F401 - the fixture
 from inferprep import cohorts, db, queue
 from inferprep.models import JobState, Submission
 from inferprep.worker import Worker
@@ -31,46 +32,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("postgres")]
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 SLUG = "sampling-order"
-CANDIDATES = [os.environ.get("INFERPREP_TEST_PG_URL"), "postgresql+psycopg://postgres@127.0.0.1:5432/test",
-              "postgresql+psycopg://postgres@127.0.0.1:5432/postgres", "postgresql+psycopg://127.0.0.1:5432/test"]
-
-
-def _admin_url() -> str | None:
-    from sqlalchemy import create_engine, text
-    errors = []
-    for url in filter(None, CANDIDATES):
-        try:
-            eng = create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
-            with eng.connect() as c:
-                c.execute(text("select 1"))
-            eng.dispose()
-            return url
-        except Exception as e:  # noqa: BLE001
-            errors.append(f"{url.split('@')[-1]}: {type(e).__name__}")
-    pytest.skip("no PostgreSQL server answers (tried " + "; ".join(errors) + "); CI's .ci/run starts one")
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-    admin = _admin_url()
-    name = f"inferprep_t_{uuid.uuid4().hex[:10]}"
-    eng = create_engine(admin, isolation_level="AUTOCOMMIT")
-    with eng.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(admin).set(database=name).render_as_string(hide_password=False)
-    db.upgrade(url)
-    with db.session_scope(url) as s:
-        db.ensure_local_user(s)
-        db.sync_exercises(s)
-    yield url
-    db.engine_for(url).dispose()
-    with eng.connect() as c:
-        c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    eng.dispose()
-
-
 @pytest.fixture
 def fake_log(tmp_path, monkeypatch):
     path = tmp_path / "gradings.log"
