@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fetch the vendored browser assets (CodeMirror 5, KaTeX, htmx) from the npm registry.
+"""Fetch the vendored browser assets (CodeMirror 5, KaTeX, htmx, Swagger UI) from the npm registry.
 
 Reproducible: every package is pinned by version AND by the sha256 of its tarball, and only the
 listed files (plus each package's LICENSE) are extracted into
@@ -33,6 +33,8 @@ PACKAGES: list[tuple[str, str, str, list[str]]] = [
     ("katex", "0.16.22", "e9e0d167db3175481cbadaff38e8d90b130f6a3ddb451a47e43c577fd511f365",
      ["LICENSE", "dist/katex.min.js", "dist/katex.min.css", "dist/contrib/auto-render.min.js",
       "dist/fonts/*.woff2"]),
+    ("swagger-ui-dist", "5.18.2", "8c87031bfd483b8e0d835faf0d09d82464642ac41d674ffca44efc22bd0a9c24",
+     ["LICENSE", "NOTICE", "swagger-ui-bundle.js", "swagger-ui.css"]),
     ("htmx.org", "2.0.4", "a34988d1b9f005a458d593aa8d7486537cb878b8ac3b82703db1268983123ecc",
      ["LICENSE", "dist/htmx.min.js"]),
 ]

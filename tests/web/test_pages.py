@@ -169,7 +169,10 @@ def test_submission_page_of_unknown_id_is_404(client):
 
 def test_healthz_and_docs(client):
     assert client.get("/healthz").text == "ok"
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and "cdn" not in docs.text          # Swagger UI served locally
+    for src in re.findall(r"(?:url|href): ?'(/static/[^']+)'|\"(/static/[^\"]+)\"", docs.text):
+        assert client.get(next(x for x in src if x)).status_code == 200
     spec = client.get("/openapi.json").json()
     assert "/api/exercises/{slug}/submissions" in spec["paths"] and "/api/progress" in spec["paths"]
     assert not any(p.startswith("/exercises") for p in spec["paths"])   # pages stay out of the API docs

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -57,7 +58,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         finally:
             worker.stop()
 
-    app = FastAPI(title="inferprep", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="inferprep", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Graded practice for LLM inference-engineering interviews. "
                               "The pages and this API share one service layer.")
     app.state.settings = settings
@@ -102,6 +103,15 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         app.include_router(r, prefix="/api")
     for r in (dashboard.router, exercises.router, submissions.router, progress.router):
         app.include_router(r)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs():
+        # Swagger UI from the vendored copy: the platform serves without network access.
+        swagger = "/static/vendor/swagger-ui-dist-5.18.2"
+        return get_swagger_ui_html(openapi_url=app.openapi_url, title="inferprep API",
+                                   swagger_js_url=f"{swagger}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{swagger}/swagger-ui.css",
+                                   swagger_favicon_url="/static/favicon.svg")
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> PlainTextResponse:
