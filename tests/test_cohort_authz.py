@@ -460,3 +460,9 @@ def test_placeholder_secret_is_refused_outside_development():
     Settings(cohort_mode=False, environment="production")    # local mode has no secrets to keep
     with pytest.warns(UserWarning, match="development"):
         Settings(cohort_mode=True)
+
+
+def test_worker_devices_setting_lets_a_cpu_web_host_queue_gpu_jobs(tmp_path):
+    base = dict(data_dir=tmp_path, cohort_mode=True, secret_key=SECRET, grading_threads=0)
+    assert create_app(Settings(**base, worker_devices="cuda,cpu"), devices=("cpu",)).state.devices == ("cuda", "cpu")
+    assert create_app(Settings(**base), devices=("cpu",)).state.devices == ("cpu",)

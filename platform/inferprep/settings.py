@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     cookie_secure: bool = Field(False, description="send the session cookie over HTTPS only (set behind TLS)")
     queue_limit: int = Field(500, ge=1, description="queued jobs before new submissions get 429")
     allow_unsandboxed: bool = Field(False, description="cohort mode: grade without bubblewrap anyway")
+    worker_devices: str = Field("", pattern="^(|cpu|cuda|cpu,cuda|cuda,cpu)$",
+                                description="devices the grading workers offer (e.g. cuda,cpu); default: this machine's")
 
     @model_validator(mode="after")
     def _no_placeholder_secret(self):

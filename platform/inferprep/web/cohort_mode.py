@@ -172,6 +172,8 @@ def install(app: FastAPI, settings: Settings) -> None:
     if settings.grading_threads:
         refuse_unsandboxed(settings)
     app.state.cohort_mode = True
+    if settings.worker_devices:   # the workers run elsewhere: GPU jobs even from a CPU-only web host
+        app.state.devices = tuple(settings.worker_devices.split(","))
     app.dependency_overrides[deps.current_user] = signed_in_id
     app.dependency_overrides[deps.exercise_from_path] = cohort_exercise
     app.add_middleware(CSRFMiddleware, secret=settings.secret_key)
