@@ -1,0 +1,223 @@
+"""Hidden grader for rope.
+
+The truth is computed here in float64 from the integer positions (independently of the
+reference). Angle tolerance grows with the position: float32 angles are good to about 1e-7
+relative, so |err| <= 1e-5 + 2.5e-7 * p, which at p = 100000 is 0.025 rad; a bf16 position
+(100000 -> 99840) or a bf16 inv_freq misses by hundreds of radians there and by 1 rad already
+at p = 257.
+
+Cases: cos/sin over positions up to 131071 for several head_dims and bases (1e4, 5e5, 1e6);
+apply_rope in both pairings with per-row positions (a ragged batch), bf16/float64 inputs; the
+DOMAIN-NOTES examples (x = [1,2,3,4] and x = [1,0,0,0] at position 1); the relative-position
+property (q.k after rotation depends only on the position difference) and the layout
+equivalence (half-split of a permuted vector = permuted interleaved), both layouts; position
+ids from left-padded masks (and the end-to-end check that a padded row rotates its real tokens
+exactly like the same prompt alone); packed positions for chunked prefill in a varlen batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from inferprep.grading import Grading, expect_tensor, fail
+
+
+def truth_cos_sin(positions, d, base):
+    k = torch.arange(0, d, 2, dtype=torch.float64, device=positions.device)
+    ang = positions.to(torch.float64)[..., None] * (1.0 / base ** (k / d))
+    return torch.cos(ang), torch.sin(ang)
+
+
+def truth_rope(x, positions, base, interleaved):
+    d = x.shape[-1]
+    cos, sin = truth_cos_sin(positions, d, base)
+    cos, sin = cos[:, None], sin[:, None]
+    xf = x.to(torch.float64)
+    if interleaved:
+        x1, x2 = xf[..., 0::2], xf[..., 1::2]
+        return torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), -1).flatten(-2)
+    x1, x2 = xf[..., : d // 2], xf[..., d // 2:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), -1)
+
+
+def angle_tol(positions):
+    return 1e-5 + 2.5e-7 * positions.to(torch.float64)
+
+
+def check_close(name, got, want, tol, positions_for_msg=None):
+    """|got - want| <= tol elementwise (tol broadcast); the message names the worst position."""
+    err = (got.detach().double().cpu() - want.double().cpu()).abs()
+    bad = err > tol.cpu()
+    if bad.any():
+        idx = tuple(int(i) for i in bad.nonzero()[0])
+        where = ""
+        if positions_for_msg is not None:
+            where = f" (position {int(positions_for_msg[idx])})"
+        fail(f"{name}: {int(bad.sum())} of {err.numel()} values out of tolerance; first at index {idx}{where}, "
+             f"error {float(err[idx]):.3g} > allowed {float(tol.expand_as(err)[idx]):.3g}")
+
+
+def grade(g: Grading) -> None:
+    dev = g.device
+
+    def call_cos_sin(positions, d, base):
+        out = g.call("rope_cos_sin", positions, d, base=base)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            fail("rope_cos_sin must return (cos, sin)")
+        shape = tuple(positions.shape) + (d // 2,)
+        for nm, t in zip(("cos", "sin"), out):
+            expect_tensor(t, torch.zeros(shape, device=dev), name=nm, rtol=math.inf, atol=math.inf)
+        return out
+
+    # -- cos / sin ------------------------------------------------------------------------------
+    special = torch.tensor([0, 1, 2, 255, 256, 257, 4097, 15962, 65505, 99999, 100000, 131071])
+    cs_cases = [(128, 10000.0), (64, 500000.0), (8, 1000000.0), (2, 10000.0), (96, 10000.0)]
+    for c, (d, base) in enumerate(cs_cases):
+        with g.case(f"cos-sin-d{d}-base{base:g}"):
+            rand = torch.randint(0, 131072, (3, 40), generator=g.rng(10 + c))
+            for positions in (special.to(dev), rand.to(dev)):
+                cos, sin = call_cos_sin(positions, d, base)
+                wc, ws = truth_cos_sin(positions, d, base)
+                tol = angle_tol(positions)[..., None].cpu()
+                pm = positions[..., None].expand(wc.shape).cpu()
+                check_close("cos", cos, wc, tol, pm)
+                check_close("sin", sin, ws, tol, pm)
+    with g.case("cos-sin-256-vs-257-differ"):   # DOMAIN-NOTES I12: bf16 makes these identical
+        cos, sin = call_cos_sin(torch.tensor([256, 257], device=dev), 4, 10000.0)
+        if float((cos[0] - cos[1]).abs().max()) < 0.1:
+            fail("positions 256 and 257 got the same angles (are positions rounded to bfloat16?)")
+    with g.case("cos-sin-rejects"):
+        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 7)
+        g.raises("ValueError", "rope_cos_sin", torch.tensor([1.0, 2.0], device=dev), 8)
+        g.raises("ValueError", "rope_cos_sin", torch.tensor([-1, 2], device=dev), 8)
+        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 8, base=0.0)
+
+    # -- apply_rope -----------------------------------------------------------------------------
+    def check_apply(x, positions, base, interleaved, name="output"):
+        out = g.call("apply_rope", x, positions, base=base, interleaved=interleaved)
+        want = truth_rope(x, positions, base, interleaved)
+        expect_tensor(out, want.to(x.dtype), name=name, rtol=math.inf, atol=math.inf)
+        m = 2.0 * float(x.double().abs().max())
+        tol = angle_tol(positions)[:, None, :, None].cpu() * m
+        if x.dtype in (torch.bfloat16, torch.float16):
+            tol = tol + 8e-3 * want.abs().cpu() + 1e-6
+        check_close(name, out, want, tol, positions[:, None, :, None].expand(want.shape).cpu())
+
+    with g.case("x-1-2-3-4-pos-1-both-layouts"):
+        x = torch.tensor([1.0, 2.0, 3.0, 4.0], device=dev).view(1, 1, 1, 4)
+        p = torch.ones(1, 1, dtype=torch.int64, device=dev)
+        check_apply(x, p, 10000.0, False, "half-split")
+        check_apply(x, p, 10000.0, True, "interleaved")
+    with g.case("x-1-0-0-0-interleaved-flag-honoured"):   # DOMAIN-NOTES I11
+        x = torch.tensor([1.0, 0.0, 0.0, 0.0], device=dev).view(1, 1, 1, 4)
+        p = torch.ones(1, 1, dtype=torch.int64, device=dev)
+        check_apply(x, p, 10000.0, True, "interleaved")
+        check_apply(x, p, 10000.0, False, "half-split")
+    ragged = [  # (B, H, L, D, base, offsets per row)
+        (3, 2, 7, 16, 10000.0, [0, 5, 130]),
+        (2, 4, 5, 64, 500000.0, [99995, 0]),
+        (4, 1, 3, 8, 10000.0, [256, 15960, 65500, 131000]),
+    ]
+    for c, (b, h, l, d, base, offs) in enumerate(ragged):
+        for inter in (False, True):
+            with g.case(f"apply-ragged-B{b}-D{d}-{'interleaved' if inter else 'half-split'}"):
+                x = torch.randn(b, h, l, d, generator=g.rng(100 + c), dtype=torch.float64).float().to(dev)
+                pos = (torch.tensor(offs)[:, None] + torch.arange(l)[None, :]).to(dev)
+                check_apply(x, pos, base, inter)
+    for c, dt in enumerate((torch.bfloat16, torch.float64)):
+        for inter in (False, True):
+            with g.case(f"apply-{str(dt).split('.')[-1]}-{'interleaved' if inter else 'half-split'}"):
+                x = torch.randn(2, 2, 6, 32, generator=g.rng(200 + c), dtype=torch.float64).to(dt).to(dev)
+                pos = torch.randint(0, 120000, (2, 6), generator=g.rng(210 + c)).to(dev)
+                check_apply(x, pos, 10000.0, inter)
+
+    for inter in (False, True):   # small positions: the angle tolerance is tight, bf16 arithmetic shows
+        with g.case(f"apply-bfloat16-small-positions-{'interleaved' if inter else 'half-split'}"):
+            x = torch.randn(4, 2, 16, 64, generator=g.rng(220), dtype=torch.float64).to(torch.bfloat16).to(dev)
+            pos = torch.randint(0, 64, (4, 16), generator=g.rng(221)).to(dev)
+            check_apply(x, pos, 10000.0, inter)
+
+    # properties
+    for inter in (False, True):
+        with g.case(f"relative-position-property-{'interleaved' if inter else 'half-split'}"):
+            d = 32
+            q = torch.randn(1, 1, 1, d, generator=g.rng(300), dtype=torch.float64).float().to(dev)
+            k = torch.randn(1, 1, 1, d, generator=g.rng(301), dtype=torch.float64).float().to(dev)
+            dots = []
+            for m, n in [(7, 3), (1007, 1003), (50004, 50000), (4, 0)]:
+                rq = g.call("apply_rope", q, torch.tensor([[m]], device=dev), interleaved=inter)
+                rk = g.call("apply_rope", k, torch.tensor([[n]], device=dev), interleaved=inter)
+                expect_tensor(rq, q, name="rotated q", rtol=math.inf, atol=math.inf)
+                expect_tensor(rk, k, name="rotated k", rtol=math.inf, atol=math.inf)
+                dots.append(float((rq.double() * rk.double()).sum()))
+            spread = max(dots) - min(dots)
+            if spread > 0.05:
+                fail(f"q.k after rotation should depend only on m - n = 4, but over (m, n) = (7, 3), (1007, 1003), "
+                     f"(50004, 50000), (4, 0) it varies by {spread:.3g} (pairs not rotated as 2-D rotations "
+                     "of one angle each?)")
+    with g.case("layout-equivalence"):
+        d = 16
+        perm = torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])   # interleaved -> half-split order
+        x = torch.randn(1, 2, 5, d, generator=g.rng(310), dtype=torch.float64).float().to(dev)
+        pos = torch.tensor([[3, 4, 5, 6, 700]], device=dev)
+        a = g.call("apply_rope", x[..., perm], pos, interleaved=False)
+        b = g.call("apply_rope", x, pos, interleaved=True)
+        expect_tensor(a, x, name="half-split", rtol=math.inf, atol=math.inf)
+        expect_tensor(b, x, name="interleaved", rtol=math.inf, atol=math.inf)
+        expect_tensor(a, b[..., perm], name="half-split(x[perm]) vs interleaved(x)[perm]", rtol=1e-5, atol=1e-5)
+    with g.case("apply-rejects"):
+        x = torch.zeros(1, 1, 3, 4, device=dev)
+        g.raises("ValueError", "apply_rope", x, torch.zeros(1, 4, dtype=torch.int64, device=dev))
+        g.raises("ValueError", "apply_rope", torch.zeros(1, 1, 3, 5, device=dev), torch.zeros(1, 3, dtype=torch.int64, device=dev))
+        g.raises("ValueError", "apply_rope", x, torch.zeros(1, 3, device=dev))
+        g.raises("ValueError", "apply_rope", x[0], torch.zeros(1, 3, dtype=torch.int64, device=dev))
+
+    # -- position ids from a padded mask ----------------------------------------------------------
+    def expect_ids(mask, want):
+        got = g.call("position_ids_from_mask", mask)
+        expect_tensor(got, want.to(dev), name="position_ids")
+
+    with g.case("position-ids-domain-notes"):
+        expect_ids(torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]], device=dev),
+                   torch.tensor([[1, 1, 0, 1, 2], [0, 1, 2, 3, 4]]))
+        expect_ids(torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]], device=dev), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 3]]))
+    with g.case("position-ids-random-left-padding"):
+        lens = torch.randint(0, 13, (6,), generator=g.rng(400))
+        mask = (torch.arange(12)[None, :] >= 12 - lens[:, None]).long()
+        want = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        expect_ids(mask.to(dev), want)
+    with g.case("position-ids-right-padding-and-bool"):
+        mask = torch.tensor([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], device=dev)
+        expect_ids(mask, torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
+        expect_ids(mask.bool(), torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
+    with g.case("position-ids-rejects"):
+        g.raises("ValueError", "position_ids_from_mask", torch.tensor([[0, 2, 1]], device=dev))
+        g.raises("ValueError", "position_ids_from_mask", torch.tensor([1, 1, 1], device=dev))
+    with g.case("left-padded-batch-equals-each-prompt-alone"):   # DOMAIN-NOTES I10
+        lens, L, d = [2, 4, 7], 7, 16
+        mask = torch.stack([(torch.arange(L) >= L - n).long() for n in lens]).to(dev)
+        pos = g.call("position_ids_from_mask", mask)
+        expect_tensor(pos, (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1), name="position_ids")
+        x = torch.randn(3, 2, L, d, generator=g.rng(410), dtype=torch.float64).float().to(dev)
+        for inter in (False, True):
+            batched = g.call("apply_rope", x, pos, interleaved=inter)
+            for r, n in enumerate(lens):
+                alone = truth_rope(x[r:r + 1, :, L - n:], torch.arange(n, device=dev)[None], 10000.0, inter)
+                check_close(f"row {r} (prompt of {n} tokens, left-padded to {L}) real tokens, "
+                            f"{'interleaved' if inter else 'half-split'}",
+                            batched[r:r + 1, :, L - n:], alone, torch.tensor(1e-5))
+
+    # -- packed (varlen) positions -------------------------------------------------------------------
+    pk_cases = [([0, 0, 0], [3, 1, 4]), ([5, 0, 17], [1, 3, 2]), ([100000], [3]), ([3, 9], [0, 2]), ([], []),
+                ([7, 7, 7, 7], [1, 1, 1, 1])]
+    for c, (comp, sched) in enumerate(pk_cases):
+        with g.case(f"packed-positions-{c}"):
+            got = g.call("packed_positions", comp, sched, device=str(dev))
+            want = torch.cat([torch.arange(a, a + n) for a, n in zip(comp, sched)]) if comp else torch.zeros(0, dtype=torch.int64)
+            expect_tensor(got, want.to(torch.int64).to(dev), name="positions")
+    with g.case("packed-positions-rejects"):
+        g.raises("ValueError", "packed_positions", [0, 1], [2])
+        g.raises("ValueError", "packed_positions", [0], [-1])
+        g.raises("ValueError", "packed_positions", [-2], [1])
