@@ -113,3 +113,13 @@ def test_expect_tensor_rejects_nan_inf_shape_dtype():
         with pytest.raises(WrongAnswer):
             expect_tensor(bad, e, rtol=1e-3)
     expect_tensor(torch.tensor([1.0, 2.0001]), e, rtol=1e-3)
+
+
+def test_generator_crosses_with_its_state():
+    g = torch.Generator().manual_seed(1234)
+    torch.rand(3, generator=g)
+    g2 = roundtrip(g)
+    assert isinstance(g2, torch.Generator)
+    assert torch.equal(torch.rand(5, generator=g), torch.rand(5, generator=g2))
+    with pytest.raises(WireError):
+        decode(json.dumps({"$gen": 0, "device": "cpu"}).encode(), [b"\x00" * 3])

@@ -23,6 +23,7 @@ torch.Tensor        ``{"$t": buffer_index, "dtype": "float32", "shape": [..], "d
 numpy.ndarray       ``{"$np": buffer_index, "dtype": "<f8", "shape": [..]}``
 bytes               ``{"$b": buffer_index}``
 torch.dtype         ``{"$dtype": "bfloat16"}``
+torch.Generator     ``{"$gen": buffer_index, "device": "cpu"}`` (its RNG state)
 dataclass           ``{"$dc": "module:Class", "fields": {...}}`` (allow-listed modules only)
 enum member         ``{"$enum": "module:Class", "value": ...}`` (allow-listed modules only)
 proxy               ``{"$proxy": id, "methods": [...], "attrs": {...}}`` (see ``Proxy``)
@@ -151,6 +152,9 @@ class _Encoder:
             return {"$b": self.buf(bytes(v))}
         if isinstance(v, torch.dtype):
             return {"$dtype": str(v).removeprefix("torch.")}
+        if isinstance(v, torch.Generator):
+            state = v.get_state()
+            return {"$gen": self.buf(state.numpy().tobytes()), "device": str(v.device)}
         if isinstance(v, tuple):
             return {"$tuple": [self.enc(x, depth + 1) for x in v]}
         if isinstance(v, list):
@@ -219,6 +223,16 @@ class _Decoder:
             return bytes(self.buf(v["$b"]))
         if "$dtype" in v:
             return _torch_dtype(v["$dtype"])
+        if "$gen" in v:
+            device = str(v.get("device", "cpu"))
+            if self.device_map is not None:
+                device = self.device_map(device)
+            g = torch.Generator(device=device)
+            try:
+                g.set_state(torch.frombuffer(bytearray(self.buf(v["$gen"])), dtype=torch.uint8))
+            except (RuntimeError, ValueError) as e:
+                raise WireError(f"malformed generator state: {e}") from e
+            return g
         if "$dc" in v:
             cls = _allowed_class(v["$dc"])
             if not dataclasses.is_dataclass(cls):
