@@ -66,22 +66,52 @@ def list_(track: Optional[str] = typer.Option(None, help="only this track (servi
                            "difficulty": e.meta.difficulty.value, "kind": e.meta.kind.value,
                            "sources": e.meta.sources, "status": status.get(e.slug, "untouched")} for e in exs], indent=2))
         return
+    # Narrow terminals get the columns that matter; wide ones the title and sources too.
+    wide = console.width >= 150
+    cols = ["slug", "track", "difficulty", "kind", "status"] + (["title", "sources"] if wide else [])
     table = Table(title=f"{len(exs)} exercises")
-    for col in ("slug", "title", "track", "difficulty", "kind", "sources", "status"):
-        table.add_column(col)
+    for col in cols:
+        table.add_column(col, no_wrap=col in ("slug", "status"))
     for e in exs:
         st = status.get(e.slug, "untouched")
         style = {"solved": "green", "attempted": "yellow"}.get(st, "dim")
-        table.add_row(e.slug, e.meta.title, e.meta.track.value, e.meta.difficulty.value, e.meta.kind.value,
-                      ", ".join(e.meta.sources), f"[{style}]{st}[/]")
+        row = [e.slug, e.meta.track.value, e.meta.difficulty.value, e.meta.kind.value, f"[{style}]{st}[/]"]
+        if wide:
+            row += [escape(e.meta.title), ", ".join(e.meta.sources)]
+        table.add_row(*row)
     console.print(table)
+
+
+_TEX = {r"\\le": "≤", r"\\ge": "≥", r"\\leq": "≤", r"\\geq": "≥", r"\\neq": "≠", r"\\cdot": "·",
+        r"\\times": "×", r"\\leftarrow": "←", r"\\rightarrow": "→", r"\\to": "→", r"\\approx": "≈",
+        r"\\infty": "∞", r"\\sum": "Σ", r"\\alpha": "α", r"\\beta": "β", r"\\theta": "θ",
+        r"\\in": "∈", r"\\lfloor": "⌊", r"\\rfloor": "⌋", r"\\lceil": "⌈", r"\\rceil": "⌉", r"\\,": " ",
+        r"\\;": " ", r"\\!": "", r"\\{": "{", r"\\}": "}", r"\\mid": "|", r"\\log": "log", r"\\exp": "exp",
+        r"\\max": "max", r"\\min": "min", r"\\ldots": "…", r"\\dots": "…", r"\\%": "%"}
+
+
+def plain_math(markdown: str) -> str:
+    """Terminal rendering of ``$...$`` math: common macros to Unicode, ``$`` and braces dropped
+    (the web page renders the real thing with KaTeX)."""
+    import re
+
+    def conv(m: "re.Match") -> str:
+        t = m.group(1)
+        for k in sorted(_TEX, key=len, reverse=True):
+            t = re.sub(k + r"(?![A-Za-z])", _TEX[k], t)
+        t = re.sub(r"\\(?:mathrm|text|mathbf|operatorname)\{([^{}]*)\}", r"\1", t)
+        t = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", t)
+        t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
+        t = re.sub(r"_\{([^{}]*)\}", r"_\1", t)
+        return t
+    return re.sub(r"(?<![\\$])\$([^$\n]+?)\$", conv, markdown)
 
 
 @app.command()
 def show(slug: str) -> None:
     """Print an exercise's statement."""
     ex = _exercise(slug)
-    console.print(Markdown(ex.statement))
+    console.print(Markdown(plain_math(ex.statement)))
     console.print(f"\n[dim]entrypoints: {', '.join(ex.meta.entrypoints)} · start with:[/] inferprep start {slug}")
 
 
@@ -101,17 +131,27 @@ def start(slug: str, directory: Path = typer.Argument(Path("."), help="where to 
 
 
 def print_verdict(v: Verdict) -> None:
+    inline = console.width >= 140  # otherwise failure messages go full-width under the table
     table = Table(show_lines=False)
     table.add_column("case")
     table.add_column("result")
     table.add_column("time", justify="right")
-    table.add_column("message", overflow="fold")
+    if inline:
+        table.add_column("message", overflow="fold")
     for c in v.cases:
         style = STATUS_STYLE[c.status]
-        table.add_row(escape(c.name), f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms",
-                      escape((c.message.splitlines()[0] if c.message else "")[:200]))
+        row = [escape(c.name), f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms"]
+        if inline:
+            row.append(escape((c.message.splitlines()[0] if c.message else "")[:200]))
+        table.add_row(*row)
     if v.cases:
         console.print(table)
+    if not inline:
+        failed = [c for c in v.cases if not c.passed]
+        for c in failed[:10]:
+            console.print(f"[bold]{escape(c.name)}[/]: {escape(c.message[:1500])}", highlight=False)
+        if len(failed) > 10:
+            console.print(f"[dim]... and {len(failed) - 10} more failing cases (--json shows all)[/]")
     if v.stdout.strip():
         console.print("[dim]stdout of your code:[/]")
         console.print(v.stdout[-2000:], markup=False, highlight=False)
