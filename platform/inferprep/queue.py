@@ -134,11 +134,14 @@ def requeue_expired(s: Session, *, max_attempts: int, now: datetime | None = Non
     return requeued, failed
 
 
-def fail_orphans(s: Session, worker_prefix: str) -> int:
-    """End every running job of workers named ``worker_prefix*`` as an internal error: on start,
-    the embedded worker's previous process is gone and so is whatever it was grading."""
+def fail_orphans(s: Session, worker_prefix: str, alive=lambda worker: False) -> int:
+    """End as an internal error every running job of workers named ``worker_prefix*`` for which
+    ``alive(worker)`` is false: on start, the embedded worker's previous process is gone and so is
+    whatever it was grading. Jobs of live sibling processes (several uvicorn workers on one host)
+    are left to their leases."""
     orphans = s.exec(select(Submission).where(Submission.state == JobState.RUNNING.value,
                                               Submission.worker.startswith(worker_prefix))).all()
+    orphans = [sub for sub in orphans if not alive(sub.worker)]
     for sub in orphans:
         _end_as_internal_error(s, sub, "the grading worker stopped while grading this submission "
                                        "(the server was stopped or crashed); retry")

@@ -35,6 +35,25 @@ def embedded_prefix() -> str:
     return f"{socket.gethostname()}:embedded:"
 
 
+def embedded_worker_alive(worker: str) -> bool:
+    """Whether the process behind an embedded worker name (``host:embedded:PID:thread``) on this
+    host still runs (another uvicorn process of the same server). Our own pid counts as dead:
+    a fresh start has no jobs in flight yet."""
+    try:
+        pid = int(worker.removeprefix(embedded_prefix()).split(":")[0])
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Worker:
     """``threads`` grading threads over the queue at ``db_url``; ``wake()`` after an enqueue."""
 

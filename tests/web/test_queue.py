@@ -134,3 +134,15 @@ def test_worker_turns_a_raising_judge_into_internal_error(url):
     with db.session_scope(url) as s:
         sub = s.get(Submission, jid)
         assert sub.status == "internal_error" and "sandbox gone" in sub.verdict_json
+
+
+def test_orphans_of_dead_embedded_workers_only(url):
+    import os
+    from inferprep.worker import embedded_prefix, embedded_worker_alive
+    a, b = add(url, 2)
+    with db.session_scope(url) as s:
+        queue.claim(s, f"{embedded_prefix()}99999999:0", lease_s=60)       # no such process
+        queue.claim(s, f"{embedded_prefix()}{os.getppid()}:0", lease_s=60)  # a live sibling
+        assert queue.fail_orphans(s, embedded_prefix(), alive=embedded_worker_alive) == 1
+        assert s.get(Submission, a, populate_existing=True).status == "internal_error"
+        assert s.get(Submission, b, populate_existing=True).state == "running"

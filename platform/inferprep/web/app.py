@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import db, queue
 from ..services import ServiceError
 from ..settings import Settings, get_settings
-from ..worker import GradeFn, Worker, embedded_prefix
+from ..worker import GradeFn, Worker, embedded_prefix, embedded_worker_alive
 from .api import exercises as api_exercises
 from .api import progress as api_progress
 from .api import submissions as api_submissions
@@ -45,7 +45,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     async def lifespan(app: FastAPI):
         db.prepare(settings.db_url)
         with db.session_scope(settings.db_url) as s:
-            n = queue.fail_orphans(s, embedded_prefix())
+            n = queue.fail_orphans(s, embedded_prefix(), alive=embedded_worker_alive)
         if n:
             log.warning("%d submission(s) were being graded when the server last stopped; marked retryable", n)
         worker = Worker(settings.db_url, threads=settings.grading_threads, devices=app.state.devices,
