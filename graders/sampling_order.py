@@ -26,6 +26,7 @@ DELTA = 1e-9          # false-rejection probability of one distribution test
 NAN, INF = float("nan"), float("inf")
 CHECK_BOUNDARIES = False   # tests/figures/test_sampling_order.py turns this on to vet the fixed cases
 LN2 = math.log(2.0)
+DISPERSION_MIN = 250  # sample-rows-are-independent: P(sum of 20 squared Binomial(1000, .5) deviations <= 250) < 1e-9
 
 
 def _logp(rows, dtype=torch.float32) -> torch.Tensor:
@@ -68,8 +69,9 @@ def grade(g: Grading) -> None:
         expect_tensor(out, expected, name=name, rtol=RTOL, atol=ATOL, dtype=torch.float32)
 
     def check_draws(logits_rows: torch.Tensor, groups: list[tuple[list[int], torch.Tensor]],
-                    **knobs) -> None:
-        """One sample call; groups: (row indices, expected float64 distribution of those rows)."""
+                    **knobs) -> torch.Tensor:
+        """One sample call; groups: (row indices, expected float64 distribution of those rows).
+        Returns the ids (on CPU)."""
         logits_rows, knobs = logits_rows.to(dev), knobs_to(knobs)
         ids = g.call("sample", logits_rows, **knobs)
         n_rows, V = logits_rows.shape
@@ -106,6 +108,7 @@ def grade(g: Grading) -> None:
                 fail(f"sample: group {gi}: the draws do not follow the knobs' distribution: total variation "
                      f"distance {tv:.3f} over {n} draws (a correct sampler stays under {bound:.3f} with "
                      f"probability > 1 - {DELTA:g})")
+        return ids
 
     # -- the orders of the engines, on one six-token example (the editorial's) --------------------
     six = _logp([[0.45, 0.25, 0.12, 0.08, 0.06, 0.04]])
@@ -209,6 +212,19 @@ def grade(g: Grading) -> None:
         check_probs(x, temperature=torch.tensor([1e-6, 1e-2]), top_k=0, top_p=1.0)
         check_probs(x[:1], "1e-200", temperature=1e-200, top_k=0, top_p=1.0)
 
+    with g.case("tiny-temperature-does-not-overflow"):
+        # (z - max z) / T: 3 / 1e-308 overflows to +inf, (3 - 3) / 1e-308 does not
+        x = torch.tensor([[3.0, 2.0, 1.0], [1.0, 3.0, 3.0]])
+        check_probs(x, "T=1e-308", temperature=1e-308, top_k=0, top_p=1.0)
+        check_probs(x.double(), "T=5e-324 per row", temperature=torch.tensor([5e-324, 1e-308], dtype=torch.float64),
+                    top_k=0, top_p=1.0)
+    with g.case("min-p-exact-binary-boundary"):
+        # probabilities .5 .25 .125 .125 exactly: a token at exactly min_p times the max stays
+        x = torch.tensor([[0.0, -LN2, -2 * LN2, -2 * LN2]] * 3, dtype=torch.float64)
+        check_probs(x, temperature=1.0, top_k=0, top_p=1.0, min_p=torch.tensor([0.5, 0.25, 0.5]),
+                    on_boundary=True)
+        check_probs(x[:1], "scalar", temperature=1, top_k=0, top_p=1.0, min_p=0.5, on_boundary=True)
+
     # -- numerics, dtypes, shapes --------------------------------------------------------------------
     with g.case("float64-accuracy-at-low-temperature"):
         x = torch.randn(4, 64, generator=g.rng(11)) * 30
@@ -280,6 +296,51 @@ def grade(g: Grading) -> None:
         knobs = dict(temperature=1.2, top_k=20, top_p=0.8, min_p=0.05)
         p = ref.sampling_probs(row, **knobs)[0].double()
         check_draws(row.repeat(4000, 1), [(list(range(4000)), p)], **knobs)
+    with g.case("sample-uses-the-given-generator"):
+        row = _logp([[0.3, 0.25, 0.2, 0.15, 0.1]])
+        p = ref.sampling_probs(row, 1.0, 0, 1.0)[0].double()
+        m = 4000          # two runs of 4000 draws from 5 tokens never agree by chance
+
+        def gen(seed: int) -> torch.Generator:
+            return torch.Generator(device=dev).manual_seed(seed)
+
+        first = check_draws(row.repeat(m, 1), [(list(range(m)), p)], temperature=1.0, top_k=0, top_p=1.0,
+                            generator=gen(31))
+        again = check_draws(row.repeat(m, 1), [(list(range(m)), p)], temperature=1.0, top_k=0, top_p=1.0,
+                            generator=gen(31))
+        if not torch.equal(first, again):
+            fail(f"sample: two calls with generators in the same state gave different ids "
+                 f"({int((first != again).sum())} of {m} rows differ): draw with `generator`, nothing else")
+        other = check_draws(row.repeat(m, 1), [(list(range(m)), p)], temperature=1.0, top_k=0, top_p=1.0,
+                            generator=gen(32))
+        if torch.equal(first, other):
+            fail("sample: generators seeded 31 and 32 gave identical ids: the generator's state is not used")
+    with g.case("sample-without-generator-is-not-reproducible"):
+        row = torch.zeros(1, 2)                       # two tokens, probability 1/2 each
+        m = 1000
+        first = check_draws(row.repeat(m, 1), [(list(range(m)), torch.tensor([0.5, 0.5], dtype=torch.float64))],
+                            temperature=1.0, top_k=0, top_p=1.0)
+        again = check_draws(row.repeat(m, 1), [(list(range(m)), torch.tensor([0.5, 0.5], dtype=torch.float64))],
+                            temperature=1.0, top_k=0, top_p=1.0)
+        if torch.equal(first, again):
+            fail("sample: two calls without a generator gave identical ids: use torch's global generator, "
+                 "not a private generator with a fixed seed")
+    with g.case("sample-rows-are-independent"):
+        # 20 calls of 1000 fair coin rows: the count of token 0 per call is Binomial(1000, 1/2), so the
+        # squared deviations from 500 sum to about 5000. Draws that share one uniform across the batch
+        # (systematic sampling) give counts within 1 of 500: a sum <= 20. A correct sampler has a sum
+        # <= 250 with probability < 1e-9 (exact binomial convolution, tests/figures).
+        row = torch.zeros(1, 2)
+        m, calls, s = 1000, 20, 0
+        for _ in range(calls):
+            ids = check_draws(row.repeat(m, 1), [(list(range(m)), torch.tensor([0.5, 0.5], dtype=torch.float64))],
+                              temperature=1.0, top_k=0, top_p=1.0)
+            s += (int((ids == 0).sum()) - m // 2) ** 2
+        if s <= DISPERSION_MIN:
+            fail(f"sample: over {calls} calls of {m} identical fair rows, the per-call counts of token 0 stay "
+                 f"too close to {m // 2} (sum of squared deviations {s}, expected about {calls * m // 4}; "
+                 f"independent draws give <= {DISPERSION_MIN} with probability < 1e-9): rows are not drawn "
+                 f"independently")
     with g.case("sample-empty-batch"):
         ids = g.call("sample", torch.zeros(0, 5, device=dev), 1.0, 0, 1.0)
         expect_tensor(ids, torch.zeros(0, dtype=torch.int64, device=dev), name="ids")
@@ -329,6 +390,18 @@ def grade(g: Grading) -> None:
         bad(temperature=torch.ones(3))
         bad(top_k=torch.ones(1, dtype=torch.int64))
         bad(top_p=torch.ones(2, 1))
+    with g.case("rejects-python-bool-knob"):   # bool is an int subclass, but not a knob value
+        bad(top_k=True)
+        bad(top_p=True)
+    with g.case("rejects-bool-tensor-knob"):
+        bad(top_p=torch.tensor([True, True]))
+        bad(top_k=torch.tensor([True, False]))
+    with g.case("rejects-list-knob"):
+        bad(top_p=[0.9, 0.9])
+        bad(temperature=[1.0, 1.0])
+    with g.case("rejects-0-dim-float-tensor-top-k"):
+        bad(top_k=torch.tensor(2.0))
+        bad(top_k=torch.tensor(3.0, dtype=torch.float64))
     with g.case("validates-greedy-rows-too"):
         bad(temperature=0.0, top_p=1.5)
         bad(temperature=0.0, min_p=-1.0)

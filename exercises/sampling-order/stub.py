@@ -36,9 +36,10 @@ def sampling_probs(logits: torch.Tensor, temperature, top_k, top_p, min_p=0.0,
 
     Raises:
         ValueError: logits not a 2-D floating tensor, or holding NaN or +inf, or a row without a
-            finite value; temperature negative, NaN or infinite; top_k not an integer (a float or a
-            floating tensor); top_p outside (0, 1] or NaN; min_p outside [0, 1] or NaN; a knob
-            tensor that is not 1-D of length B; a bool knob; order not a permutation of the four
+            finite value; temperature negative, NaN or infinite; top_k not an integer (a float, or a
+            floating tensor, 0-dim included); top_p outside (0, 1] or NaN; min_p outside [0, 1] or
+            NaN; a knob tensor that is not 1-D of length B; a bool knob (True/False or a bool
+            tensor); a knob of another type (a str, a list); order not a permutation of the four
             names.
     """
     raise NotImplementedError
@@ -50,6 +51,8 @@ def sample(logits: torch.Tensor, temperature, top_k, top_p, min_p=0.0,
     """One token per row drawn from sampling_probs(logits, temperature, top_k, top_p, min_p, order).
 
     Args: as sampling_probs; generator: the torch.Generator to draw with (None: torch's global one).
+
+    Draws are independent across rows; the same generator state gives the same ids.
 
     Returns:
         ids: (B,) int64 on logits.device. A greedy row (temperature 0) always gives its argmax

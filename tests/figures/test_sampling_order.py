@@ -191,3 +191,40 @@ def test_fixed_cases_stay_off_the_thresholds():
     finally:
         grader.CHECK_BOUNDARIES = False
     assert g.failures == []
+
+
+def test_dispersion_threshold():
+    """sample-rows-are-independent: 20 calls of 1000 fair rows; the sum over calls of (count - 500)^2
+    is <= 250 with probability < 1e-9 for independent draws (exact convolution of the binomial)."""
+    grader = load_module(ROOT / "graders" / "sampling_order.py", "_fig_sampling_order_grader2")
+    n, calls, smax = 1000, 20, grader.DISPERSION_MIN
+    one = [0.0] * (smax + 1)
+    for c in range(n + 1):
+        d = (c - n // 2) ** 2
+        if d <= smax:
+            one[d] += math.comb(n, c) / 2**n
+    dist = [1.0] + [0.0] * smax
+    for _ in range(calls):
+        new = [0.0] * (smax + 1)
+        for s, v in enumerate(dist):
+            if v:
+                for d, q in enumerate(one):
+                    if q and s + d <= smax:
+                        new[s + d] += v * q
+        dist = new
+    assert sum(dist) < 1e-9
+    assert calls * 1 <= smax / 10       # systematic sampling: every |count - 500| <= 1
+
+
+def test_exact_binary_boundaries():
+    """min-p-exact-binary-boundary and top-p-exact-binary-boundary: the probabilities are exact."""
+    x = torch.tensor([[0.0, -math.log(2), -2 * math.log(2), -2 * math.log(2)]], dtype=torch.float64)
+    assert x.softmax(dim=-1).tolist() == [[0.5, 0.25, 0.125, 0.125]]
+    assert support(probs(x, min_p=0.5)) == {0, 1}
+    assert support(probs(x, min_p=0.25)) == {0, 1, 2, 3}
+
+
+def test_tiny_temperature():
+    x = torch.tensor([[3.0, 2.0, 1.0], [1.0, 3.0, 3.0]])
+    for t in (1e-308, 5e-324):
+        assert probs(x, temperature=t).tolist() == [[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]
