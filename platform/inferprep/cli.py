@@ -152,12 +152,11 @@ def print_verdict(v: Verdict) -> None:
             console.print(f"[bold]{escape(c.name)}[/]: {escape(c.message[:1500])}", highlight=False)
         if len(failed) > 10:
             console.print(f"[dim]... and {len(failed) - 10} more failing cases (--json shows all)[/]")
-    if v.stdout.strip():
-        console.print("[dim]stdout of your code:[/]")
-        console.print(v.stdout[-2000:], markup=False, highlight=False)
-    if v.stderr.strip() and not v.ok:
-        console.print("[dim]stderr of your code:[/]")
-        console.print(v.stderr[-2000:], markup=False, highlight=False)
+    for label, text, show in (("stdout", v.stdout, True), ("stderr", v.stderr, not v.ok)):
+        if text.strip() and show:
+            cut = max(0, len(text) - 2000)
+            console.print(f"[dim]{label} of your code{f' (the first {cut} characters cut; --json has 64 KiB)' if cut else ''}:[/]")
+            console.print(text[cut:], markup=False, highlight=False)
     style = STATUS_STYLE[v.status]
     console.print(f"[{style} bold]{v.status.label}[/]  {v.passed}/{v.total} cases, score {v.score:.2f}"
                   f"{' (public examples)' if v.public else ''}  ·  {v.seconds:.2f} s on {v.device}")

@@ -65,7 +65,8 @@ class Proxy:
         if name in ref.methods:
             client = object.__getattribute__(self, "_client")
             return lambda *args, **kwargs: client.pcall(ref.id, name, args, kwargs)
-        raise AttributeError(f"this object has no attribute {name!r}; methods: {', '.join(ref.methods)}")
+        attrs = f"; attributes: {', '.join(ref.attrs)}" if ref.attrs else ""
+        raise AttributeError(f"this object has no attribute {name!r}; methods: {', '.join(ref.methods)}{attrs}")
 
     def __setattr__(self, name, value):
         raise AttributeError("objects hosted by the grader are read-only")
