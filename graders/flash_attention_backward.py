@@ -61,7 +61,6 @@ def check_backward(g, q, k, v, do, causal, block_q, block_k, scale=None, pass_sc
 
 
 def grade(g: Grading) -> None:
-    ref = g.reference()
     dev = g.device
 
     def rnd(seed, *shape, dtype=torch.float32):
@@ -126,15 +125,30 @@ def grade(g: Grading) -> None:
     with g.case("long-causal-N12288-no-NxN"):
         n, d = 12288, 32
         q, k, v, do = (rnd(3000 + t, 1, 1, n, d) for t in range(4))
-        fwd = _forward(ref, q, k, v)
-        o, lse = fwd
+        o, lse = _forward(q, k, v)
         out = unpack(g.call("flash_attention_backward", q, k, v, o, lse, do, causal=True, block_q=256, block_k=256))
-        want = ref.flash_attention_backward(q, k, v, o, lse, do, True, 2048, 2048)
-        for name, got, w in zip(("dq", "dk", "dv"), out, want):
-            expect_tensor(got, w.float(), name=name, rtol=2e-4, atol=5e-4 * float(w.abs().max()))
+        for name, got in zip(("dq", "dk", "dv"), out):
+            expect_tensor(got, q, name=name, rtol=math.inf, atol=math.inf)   # type, shape, dtype, NaN
+        # float64 truth on 160 sampled query rows (dq) and 160 sampled key rows (dk, dv)
+        q64, k64, v64, do64 = (t[0, 0].double() for t in (q, k, v, do))
+        L, D = lse[0, 0].double(), (do64 * o[0, 0].double()).sum(-1)
+        sc = 1.0 / math.sqrt(d)
+        idx = torch.arange(n, device=dev)
+        rows = torch.randperm(n, generator=g.rng(3010))[:160].sort().values.to(dev)
+        p = torch.exp((q64[rows] @ k64.T * sc).masked_fill(idx[None, :] > rows[:, None], -math.inf) - L[rows, None])
+        ds = p * (do64[rows] @ v64.T - D[rows, None])
+        dq_want = sc * ds @ k64
+        cols = torch.randperm(n, generator=g.rng(3011))[:160].sort().values.to(dev)
+        p = torch.exp((q64 @ k64[cols].T * sc).masked_fill(cols[None, :] > idx[:, None], -math.inf) - L[:, None])
+        dv_want = p.T @ do64
+        ds = p * (do64 @ v64[cols].T - D[:, None])
+        dk_want = sc * ds.T @ q64
+        for name, got, sel, w in (("dq", out[0], rows, dq_want), ("dk", out[1], cols, dk_want), ("dv", out[2], cols, dv_want)):
+            expect_tensor(got[0, 0, sel], w.float(), name=f"{name} (160 sampled rows)", rtol=2e-4,
+                          atol=5e-4 * float(w.abs().max()))
 
 
-def _forward(ref, q, k, v):
+def _forward(q, k, v):
     """O and lse of a causal float32 forward, 2048 query rows at a time (the parent avoids N x N too)."""
     n, d = q.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(d)
