@@ -101,11 +101,17 @@ def grade(g: Grading) -> None:
             got = g.call("time_kernel", kernel, flush, timer, warmup, reps)
             _check_run(got, dev, warmup, reps)
 
-    for name, args in [("warmup-negative", (-1, 5)), ("reps-zero", (2, 0))]:
+    for name, args in [("warmup-negative", (-1, 5)), ("reps-zero", (2, 0)),
+                       ("reps-negative-after-warmup", (3, -2)), ("reps-bool", (1, True)),
+                       ("reps-float", (2, 5.0)), ("warmup-float", (2.0, 5))]:
         with g.case(f"rejects-{name}"):
             dev = SimulatedDevice(seed=1)
             kernel, flush, timer = _host(g, dev)
             g.raises("ValueError", "time_kernel", kernel, flush, timer, *args)
+            if dev.log or dev.events:
+                fail(f"ValueError raised, but only after {len(dev.kernels())} kernel launch(es), "
+                     f"{len(dev.log) - len(dev.kernels())} flush(es) and {len(dev.events)} event(s): "
+                     "validate warmup and reps before launching anything")
 
     for name, sec, nbytes, flops, gpu, dtype in PLAUSIBILITY:
         with g.case(f"plausible-{name}"):

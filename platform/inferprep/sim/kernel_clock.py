@@ -17,8 +17,8 @@ buffer larger than the L2 cache so the next kernel starts cold).
   ``synchronize`` does nothing.
 - ``SimulatedDevice``: a deterministic model of an asynchronous device, what the grader hosts.
   Host time advances only by launch overhead and by ``synchronize``; the stream runs work in
-  order; a kernel launched right after itself (no flush between) finds its data in L2 and runs
-  faster; the first launches pay a one-off start-up cost (JIT compilation, autotuning, lazy
+  order; each flush takes its own (seeded) time around ``flush_s``; a kernel launched right
+  after itself (no flush between) finds its data in L2 and runs faster; the first launches pay a one-off start-up cost (JIT compilation, autotuning, lazy
   initialisation); a few launches are slowed by interference (outliers). Every launch is
   logged (``log``) with its true duration, so a grader can compare what a timing loop reports
   with what happened.
@@ -109,7 +109,9 @@ class SimulatedDevice:
         startup_s: one-off start-up cost (JIT, autotune, lazy init).
         jitter: relative standard deviation of the normal launch-to-launch noise.
         outlier_rate: fraction of launches slowed by interference, by 1.5x to 4x.
-        flush_s: duration of one flush.
+        flush_s: a flush's mean duration.
+        flush_jitter: relative standard deviation of a flush's duration (each flush draws its
+            own, seeded: a flush is not a constant that can be measured once and subtracted).
         launch_s: host time one launch (kernel or flush) costs.
         seed: seed of the noise.
     """
@@ -121,6 +123,7 @@ class SimulatedDevice:
     jitter: float = 0.02
     outlier_rate: float = 0.1
     flush_s: float = 60e-6
+    flush_jitter: float = 0.05
     launch_s: float = 5e-6
     seed: int = 0
     host: float = 0.0
@@ -130,6 +133,7 @@ class SimulatedDevice:
     not_ready: int = 0
     _warm: bool = False
     _kernels: int = 0
+    _flushes: int = 0
 
     def _enqueue(self, duration: float) -> float:
         start = max(self.stream, self.host)
@@ -157,9 +161,15 @@ class SimulatedDevice:
         self._kernels += 1
         self._warm = True
 
+    def _flush_duration(self, j: int) -> float:
+        rng = random.Random(f"flush:{self.seed}:{j}")
+        return self.flush_s * max(0.5, 1.0 + self.flush_jitter * rng.gauss(0.0, 1.0))
+
     def flush(self) -> None:
-        start = self._enqueue(self.flush_s)
-        self.log.append(Launch("flush", -1, start, self.flush_s))
+        d = self._flush_duration(self._flushes)
+        self._flushes += 1
+        start = self._enqueue(d)
+        self.log.append(Launch("flush", -1, start, d))
         self._warm = False
 
     def record(self) -> int:
