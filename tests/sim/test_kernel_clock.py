@@ -51,3 +51,16 @@ def test_deterministic():
             dev.flush()
             dev.kernel()
     assert [k.duration for k in x.kernels()] == [k.duration for k in y.kernels()]
+
+
+def test_flush_durations_vary_and_are_seeded():
+    x, y = SimulatedDevice(seed=5), SimulatedDevice(seed=5)
+    for dev in (x, y):
+        for _ in range(10):
+            dev.flush()
+    fx = [f.duration for f in x.log]
+    assert fx == [f.duration for f in y.log]
+    assert len(set(fx)) == 10 and all(30e-6 <= f <= 90e-6 for f in fx)
+    z = SimulatedDevice(seed=5, flush_jitter=0.0)
+    z.flush()
+    assert z.log[0].duration == 60e-6
