@@ -169,6 +169,15 @@ def _setups() -> list[tuple[str, Setup]]:
         ("long-decode", Setup(s(13), 16, 4, _prompt(rng, 16, 10), 4, 30)),
         ("pool-of-exactly-the-reference-peak", Setup(s(14), 12, 4, _prompt(rng, 12, 9), 4, 8)),
     ]
+    # Twin-token groups larger than beam_width, beam_width < vocab, coarse rounding: the cut of a
+    # step lands inside a group of exactly tied candidates, so a per-beam torch.topk prefilter (whose
+    # choice among ties is not the lowest token id) keeps the wrong ones.
+    cases += [
+        ("twin-group-wider-than-beam",
+         Setup(s(20), 16, 16, [2], 5, 4, quantum=0.25, classes=[2, 1, 1, 2, 0, 1, 0, 0, 0, 0, 2, 2, 1, 1, 0, 0])),
+        ("four-twin-groups-of-six-beam-3",
+         Setup(s(61), 24, 4, [19, 8, 23, 11, 22, 23, 20], 3, 5, quantum=0.5, classes=[i % 4 for i in range(24)])),
+    ]
     for k in range(4):
         vocab = rng.randint(2, 24)
         cases.append((f"random-{k}", Setup(s(100 + k), vocab, rng.choice([2, 3, 4, 5, 8, 16]),

@@ -5,8 +5,8 @@ a block table and bumps the count of every block in it (no KV moves). Before a b
 next token into its last block, that block must be its own: if another beam still holds it,
 the beam copies it first (copy-on-write). Each step forks the chosen children from their
 parents *before* it releases the parents, and releases them *before* it allocates, so a pruned
-beam's blocks are back in the pool and the last child of a parent finds a count of 1 and
-writes in place (vLLM V0's ``BlockSpaceManagerV1.fork`` / ``append_slot`` order).
+beam's blocks are back in the pool; children are prepared in ranking order, so the last of a
+parent's children in that order finds a count of 1 and writes in place (the others copy) (vLLM V0's ``BlockSpaceManagerV1.fork`` / ``append_slot`` order).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The two objects you get live in the grader's process; every call crosses the wir
 
 pool (a KV block pool; reference counting is your job):
     pool.block_size, pool.num_blocks                 ints (attributes)
-    pool.allocate(num_blocks=1) -> list[int]         fresh block ids (contents: garbage)
+    pool.allocate(num_blocks=1) -> list[int]         fresh block ids; their slots hold no KV yet
+                                                     (attending over one is an illegal operation)
     pool.free(block_ids)                             int or list of ints; each must be allocated
     pool.copy(src, dst)                              whole blocks, src[i] -> dst[i] (ints or lists)
     pool.num_free_blocks() -> int
