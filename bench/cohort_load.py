@@ -224,7 +224,7 @@ def main() -> int:
     ap.add_argument("--ramp", type=float, default=60.0, help="students arrive over this many seconds")
     ap.add_argument("--workers", type=int, default=2, help="grading worker processes")
     ap.add_argument("--concurrency", type=int, default=2, help="gradings at once per worker")
-    ap.add_argument("--web-workers", type=int, default=1, help="uvicorn worker processes")
+    ap.add_argument("--web-workers", type=int, default=2, help="uvicorn worker processes")
     ap.add_argument("--grade-seconds", type=float, default=0.3, help="the fake grading's duration")
     ap.add_argument("--slug", default="sampling-order")
     ap.add_argument("--real-judge", action="store_true", help="grade the stub with the real judge")

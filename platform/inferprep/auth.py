@@ -102,10 +102,11 @@ def check_name(name: str) -> str:
 
 def create_user(s: Session, email: str, name: str, password: str, *, is_instructor: bool = False,
                 is_admin: bool = False) -> User:
-    email = normal_email(email)
+    email, name = normal_email(email), check_name(name)
+    password_hash = hash_password(password)      # before the query: no connection held while hashing
     if s.exec(select(User.id).where(User.email == email)).first() is not None:
         raise Conflict(f"an account for {email} exists; sign in instead")
-    user = User(email=email, name=check_name(name), password_hash=hash_password(password),
+    user = User(email=email, name=name, password_hash=password_hash,
                 is_instructor=is_instructor, is_admin=is_admin)
     s.add(user)
     s.commit()
@@ -120,6 +121,7 @@ def authenticate(s: Session, email: str, password: str) -> User:
     except BadRequest:
         email = ""
     user = s.exec(select(User).where(User.email == email)).first() if email else None
+    s.commit()   # back to the pool: no database connection is held through the hashing
     if len(password) > MAX_PASSWORD:
         password = password[:MAX_PASSWORD + 1]   # still verified (and wrong), in bounded time
     if user is None or not user.password_hash:

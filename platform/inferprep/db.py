@@ -45,7 +45,9 @@ def engine_for(url: str) -> Engine:
                 eng = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
                 event.listen(eng, "connect", _sqlite_pragmas)
             else:
-                eng = create_engine(url, pool_pre_ping=True)
+                # up to 40 connections: one per thread of the web's thread pool (anyio's default
+                # 40), so slow requests wait for a thread, never time out waiting for a connection
+                eng = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=30, pool_timeout=120)
             _engines[url] = eng
         return _engines[url]
 
