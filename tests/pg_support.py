@@ -3,6 +3,7 @@
 Tries ``INFERPREP_TEST_PG_URL``, then postgres@127.0.0.1:5432 (databases ``test`` and
 ``postgres``; trust auth, as CI's ``.ci/run`` sets up). The database is migrated with the
 Alembic scripts, holds the synced catalog and the local user, and is dropped afterwards.
+Without a server the tests skip, saying why; with ``INFERPREP_REQUIRE_POSTGRES=1`` they fail.
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ def _admin_url() -> str | None:
             eng.dispose()
             return url
         except Exception as e:  # noqa: BLE001
-            errors.append(f"{url.split('@')[-1]}: {type(e).__name__}")
-    pytest.skip("no PostgreSQL server answers (tried " + "; ".join(errors) + "); CI's .ci/run starts one")
+            first = (str(getattr(e, "orig", None) or e).strip().splitlines() or [""])[0][:160]
+            errors.append(f"{url.split('@')[-1]}: {type(e).__name__}: {first}")
+    why = "no usable PostgreSQL (tried " + "; ".join(errors) + "); CI's .ci/run starts one"
+    if os.environ.get("INFERPREP_REQUIRE_POSTGRES"):
+        pytest.fail(why + " and INFERPREP_REQUIRE_POSTGRES is set")
+    pytest.skip(why)
 
 
 @pytest.fixture(scope="module")
