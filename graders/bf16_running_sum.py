@@ -109,6 +109,12 @@ STALLS = [
     ("bf16-tiny-increment", 1e-45, torch.bfloat16),
     ("fp16-subnormal-increment", 1e-7, torch.float16),
     ("fp32-plus-0.1", 0.1, torch.float32),
+    # x + increment rounded to float64 first (a tie there) and then to the format stalls one
+    # binade early: the exact sum is just above the half-ulp and must round up.
+    ("bf16-one-plus-2^-52", 1.0 + 2.0 ** -52, torch.bfloat16),
+    ("fp16-one-plus-2^-52", 1.0 + 2.0 ** -52, torch.float16),
+    ("fp32-one-plus-2^-52", 1.0 + 2.0 ** -52, torch.float32),
+    ("fp32-one-plus-2^-30", 1.0 + 2.0 ** -30, torch.float32),
 ]
 
 
@@ -169,6 +175,9 @@ def grade(g: Grading) -> None:
         ("onset-at-max_len", at_end, TOL, []),
         ("onset-at-1", base, 1e-9, []),
         ("fp16-position", make_variant(9200, 3, "position", "fp16", "first", 8192)[0], 0.2, []),
+        # tol equal to an error the model reaches: that length is not bad yet (strictly greater)
+        ("tol-equals-error-at-onset", base, float(curve[onset - 1]), []),
+        ("tol-equals-error-at-1000", base, float(curve[999]), []),
     ]
     for name, model, tol, up in fbl:
         with g.case(f"first-bad-length-{name}"):
