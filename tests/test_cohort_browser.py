@@ -1,0 +1,96 @@
+"""Cohort mode in a real browser (Debian's chromium via Playwright) against a real uvicorn: sign
+up with the join code through the form, autosave a draft and submit from the editor (both carry
+the CSRF token that static/cohort.js adds), see the verdict, see the 429 message when the
+hourly limit is spent, sign out. A fake judge grades (the browser flow is under test)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+import cohort_fakes
+from sqlmodel import select
+
+from inferprep import cohorts, db, services
+from inferprep.models import User
+from inferprep.settings import Settings
+from inferprep.web import create_app
+
+CHROMIUM = os.environ.get("INFERPREP_CHROMIUM", "/usr/bin/chromium")
+playwright_sync = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+if not Path(CHROMIUM).is_file() and not shutil.which("chromium"):
+    pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+SECRET = "b" * 40
+SLUG = "sampling-order"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    settings = Settings(data_dir=tmp_path_factory.mktemp("cohort-browser"), cohort_mode=True, secret_key=SECRET,
+                        grading_threads=2, allow_unsandboxed=True)
+    app = create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    t = threading.Thread(target=srv.run, daemon=True)
+    t.start()
+    while not srv.started:
+        time.sleep(0.05)
+    with db.session_scope(settings.db_url) as s:
+        c = cohorts.create_cohort(s, "Browser cohort")
+        cohorts.assign(s, c.id, SLUG)
+        cohorts.set_policy(s, c.id, submissions_per_hour=2)
+    yield f"http://127.0.0.1:{port}", c.join_code, settings.db_url
+    srv.should_exit = True
+    t.join(10)
+
+
+def test_sign_up_autosave_submit_429_sign_out(site):
+    base, code, url = site
+    with playwright_sync.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium"),
+                              args=["--headless", "--no-sandbox", "--disable-gpu"])
+        pg = b.new_page(base_url=base)
+        pg.set_default_timeout(60_000)
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(f"/signup?code={code}")
+        pg.get_by_label("Display name").fill("Browser Student")
+        pg.get_by_label("Email").fill("browser@x.org")
+        pg.get_by_label("Password (at least 8 characters)").fill("browser-password")
+        pg.get_by_role("button", name="Create account").click()
+        pg.wait_for_url("**/cohort")
+        assert pg.get_by_role("link", name="Temperature, top-k, top-p and min-p in a given order").is_visible()
+        pg.get_by_role("link", name="Temperature, top-k, top-p and min-p in a given order").click()
+        pg.wait_for_function("window.inferprepEditor !== undefined")
+        pg.evaluate("window.inferprepEditor.setValue('# from the browser\\n')")
+        pg.wait_for_function("document.getElementById('save-status').textContent.startsWith('Draft saved')")
+        with db.session_scope(url) as s:
+            user = s.exec(select(User).where(User.email == "browser@x.org")).one()
+            assert services.get_draft(s, user.id, SLUG).code == "# from the browser\n"
+        for _ in range(2):
+            before = pg.evaluate("[...document.querySelectorAll('.verdict')].map(v => v.id)")
+            pg.get_by_role("button", name="Submit").click()
+            pg.wait_for_function("""old => { const v = document.querySelector('#verdict .verdict');
+                                    return v && !old.includes(v.id) && v.dataset.state === 'done'; }""", arg=before)
+        assert pg.locator("#verdict .verdict").get_attribute("data-status") == "passed"
+        pg.get_by_role("button", name="Submit").click()          # the third within the hour
+        pg.wait_for_function("document.querySelector('#verdict [role=alert]') !== null")
+        assert "Try again in" in pg.locator("#verdict [role=alert]").inner_text()
+        pg.get_by_role("button", name="Sign out").click()
+        pg.wait_for_url("**/login")
+        pg.goto("/exercises")
+        assert "/login?next=" in pg.url
+        b.close()
+    assert not errors, errors
+
