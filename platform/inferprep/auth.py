@@ -173,7 +173,9 @@ def _aware(t: datetime) -> datetime:
 def create_session(s: Session, user_id: int, *, secret: str, hours: float) -> str:
     """Start a session; returns the cookie token (shown nowhere else)."""
     token = secrets.token_urlsafe(32)
-    s.add(AuthSession(id=digest(secret, token), user_id=user_id, expires_at=utcnow() + timedelta(hours=hours)))
+    now = utcnow()
+    s.exec(delete(AuthSession).where(AuthSession.user_id == user_id, AuthSession.expires_at < now))
+    s.add(AuthSession(id=digest(secret, token), user_id=user_id, expires_at=now + timedelta(hours=hours)))
     s.commit()
     return token
 
