@@ -87,6 +87,12 @@ def grade(g: Grading) -> None:
             _expect_int(g.call("attended_pairs", n, w), ref.attended_pairs(n, w),
                         f"attended_pairs(seq_len={n}, window={w})")
 
+    # a window wider than the prompt is causal: clamp it to N (W = N + 1 happens to agree unclamped)
+    with g.case("attended-pairs-window-above-N"):
+        for n, w in [(10, 12), (300, 5000), (1, 2), (32768, 40000), (4097, 1 << 20)]:
+            _expect_int(g.call("attended_pairs", n, w), ref.attended_pairs(n, w),
+                        f"attended_pairs(seq_len={n}, window={w})")
+
     speed = [
         ("32K-4K", (32768, 4096, 128, 128), {}),
         ("32K-4K-mask-cost", (32768, 4096, 128, 128), {"partial_cost": 2.0}),
@@ -111,6 +117,16 @@ def grade(g: Grading) -> None:
         ("partial_cost-below-1", "predicted_speedup", (8, 4, 2, 2), {"partial_cost": 0.5}),
         ("q_block_cost-negative", "predicted_speedup", (8, 4, 2, 2), {"q_block_cost": -1.0}),
         ("partial_cost-nan", "predicted_speedup", (8, 4, 2, 2), {"partial_cost": float("nan")}),
+        ("partial_cost-inf", "predicted_speedup", (8, 4, 2, 2), {"partial_cost": float("inf")}),
+        ("q_block_cost-inf", "predicted_speedup", (8, 4, 2, 2), {"q_block_cost": float("inf")}),
+        ("q_block_cost-nan", "predicted_speedup", (8, 4, 2, 2), {"q_block_cost": float("nan")}),
+        ("seq_len-bool", "tile_counts", (True, 4, 2, 2), {}),
+        ("seq_len-bool-pairs", "attended_pairs", (True, None), {}),
+        ("seq_len-float", "attended_pairs", (8.0, 4), {}),
+        ("window-bool", "attended_pairs", (8, True), {}),
+        ("window-bool-tiles", "tile_counts", (8, True, 2, 2), {}),
+        ("block_q-bool", "tile_counts", (8, 4, True, 2), {}),
+        ("block_k-bool", "predicted_speedup", (8, 4, 2, True), {}),
     ]
     for name, fn, args, kw in bad:
         with g.case(f"rejects-{name}"):

@@ -23,7 +23,7 @@ def tile_counts(seq_len: int, window: int | None, block_q: int, block_k: int) ->
         ceil(N / block_q) * ceil(N / block_k).
 
     Raises:
-        ValueError: a non-positive (or non-int) seq_len, block_q, block_k or window.
+        ValueError: a non-positive (or non-int, or bool) seq_len, block_q, block_k or window.
     """
     raise NotImplementedError
 
@@ -32,7 +32,7 @@ def attended_pairs(seq_len: int, window: int | None) -> int:
     """Number of allowed (query, key) pairs under the mask (an int).
 
     Raises:
-        ValueError: a non-positive (or non-int) seq_len or window.
+        ValueError: a non-positive (or non-int, or bool) seq_len or window.
     """
     raise NotImplementedError
 
