@@ -94,3 +94,17 @@ def test_submit_waits_out_a_429(server, tmp_path):
     assert run(cli, ["submit", SLUG, str(f), "--server", base, "--token", token]).exit_code == 0
     r = run(cli, ["submit", SLUG, str(f), "--server", base, "--token", token, "--timeout", "5"])
     assert r.exit_code == 3 and "gradings an hour" in r.output, r.output
+
+
+def test_worker_refuses_without_bubblewrap_or_cuda(tmp_path, monkeypatch):
+    from inferprep.runner import sandbox
+    url = f"sqlite:///{tmp_path}/w.db"
+    monkeypatch.setattr(sandbox, "sandbox_mode", lambda requested=None: "none")
+    r = CliRunner().invoke(cli, ["worker", "--database-url", url])
+    assert r.exit_code == 2 and "bubblewrap" in r.output, r.output
+    r = CliRunner().invoke(cli, ["worker", "--device", "gpu", "--database-url", url])
+    assert r.exit_code == 2 and "--device" in r.output
+    import torch
+    if not torch.cuda.is_available():
+        r = CliRunner().invoke(cli, ["worker", "--device", "cuda", "--database-url", url])
+        assert r.exit_code == 2 and "CUDA" in r.output, r.output
