@@ -1,6 +1,6 @@
 """Cohort mode's authorization suite: a matrix over every route of the app for five callers
 (anonymous, the student who owns the data, another student, an instructor of this cohort, an
-instructor of another cohort), plus the leaks the matrix cannot see: another student's code,
+instructor of another cohort), signed in by cookie and by API token, plus the leaks the matrix cannot see: another student's code,
 reference or grader text before the policy allows, path traversal, stored XSS, CSRF.
 
 SQLite here (fast); ``INFERPREP_TEST_PG_URL``-style PostgreSQL runs are in test_postgres_*.
@@ -79,11 +79,16 @@ class World:
             time.sleep(0.05)
         raise AssertionError("not graded")
 
-    def as_(self, role: str) -> TestClient:
-        """A fresh client for ``role`` with its own session (made directly, without argon2)."""
+    def as_(self, role: str, via: str = "cookie") -> TestClient:
+        """A fresh client for ``role`` with its own session (made directly, without argon2), or
+        with an API token (``via="bearer"``)."""
         c = TestClient(self.app, follow_redirects=False)
         if role != "anon":
             with db.session_scope(self.settings.db_url) as s:
+                if via == "bearer":
+                    _, token = auth.create_api_token(s, self.users[role].id, "matrix", secret=SECRET)
+                    c.headers["Authorization"] = f"Bearer {token}"
+                    return c
                 token = auth.create_session(s, self.users[role].id, secret=SECRET, hours=1)
             c.cookies.set("inferprep_session", token)
             c.headers["X-CSRF-Token"] = auth.csrf_token(SECRET, token)
@@ -177,15 +182,16 @@ def test_every_route_is_in_the_matrix(world):
     assert not missing, f"routes without an authorization rule in ACCESS: {missing}"
 
 
+@pytest.mark.parametrize("via", ["cookie", "bearer"])
 @pytest.mark.parametrize("role", ROLES)
-def test_authorization_matrix(world, role):
+def test_authorization_matrix(world, role, via):
     problems = []
     for method, path in app_routes(world.app):
         rule = ACCESS[(method, path)]
         if rule == "public-form":
             continue       # sign-in and sign-up forms: tested below
         # the deletion of alice's token comes last for her, so her token still works elsewhere
-        c = world.as_(role)
+        c = world.as_(role, via)
         r = c.request(method, fill(world, path), **BODIES.get(path, {}))
         want = role in ALLOWED[rule]
         if want and (denied(r) or r.status_code >= 500):
