@@ -113,10 +113,15 @@ def paste_into_editor(page, code: str) -> None:
     assert got.strip() == code.strip()
 
 
-def submit_and_wait(page) -> str:
-    """Click Submit and wait for the new submission's verdict (the page may show an older one)."""
+def submit_and_wait(page, keys: str | None = None) -> str:
+    """Click Submit (or press ``keys`` in the editor) and wait for the new submission's verdict
+    (the page may show an older one)."""
     before = page.evaluate("[...document.querySelectorAll('.verdict')].map(v => v.id)")
-    page.get_by_role("button", name="Submit").click()
+    if keys:
+        page.locator(".CodeMirror").click()
+        page.keyboard.press(keys)
+    else:
+        page.get_by_role("button", name="Submit").click()
     handle = page.wait_for_function(
         """old => { const v = document.querySelector('#verdict .verdict');
                     return v && !old.includes(v.id) && v.dataset.state === 'done' ? v.id : null; }""",
@@ -167,6 +172,9 @@ def test_a_wrong_solution_shows_its_failing_case(page, server):
     failing = page.locator("table.cases tr.fail")
     assert failing.count() >= 1
     assert "order" in failing.first.inner_text().lower() or failing.first.locator("pre.msg").inner_text()
+    # Ctrl+Enter in the editor runs the public examples
+    submit_and_wait(page, keys="Control+Enter")
+    assert "public examples" in page.locator("#verdict .verdict h3").inner_text()
 
 
 def test_phone_width_layout(browser, server):
