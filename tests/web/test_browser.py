@@ -132,6 +132,11 @@ def submit_and_wait(page, keys: str | None = None) -> str:
 def test_solve_sampling_order_in_the_browser(page, server):
     page.goto("/exercises")
     assert page.get_by_role("link", name="Temperature, top-k, top-p and min-p in a given order").is_visible()
+    total = page.locator("#results tbody tr").count()
+    page.get_by_label("Search").fill("min-p")                        # the list filters as you type (htmx)
+    page.wait_for_function(f"document.querySelectorAll('#results tbody tr').length < {total}")
+    page.get_by_label("Track").select_option("decoding")
+    page.wait_for_url("**/exercises?*track=decoding*")
     page.get_by_role("link", name="Temperature, top-k, top-p and min-p in a given order").click()
     page.wait_for_url("**/exercises/sampling-order")
     page.wait_for_function("document.querySelector('.katex') !== null")   # math rendered by KaTeX
