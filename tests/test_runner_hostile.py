@@ -68,6 +68,39 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode, path):
             assert sandbox.uid_processes(uid) == []
 
 
+FILL_TMP = """
+import os
+def add(x, y):
+    for d in ("/tmp", "/var/tmp", "/dev/shm", os.getcwd()):
+        try:
+            with open(os.path.join(d, "planted-by-submission"), "w") as f:
+                f.write("x" * 1000)
+            os.chmod(os.path.join(d, "planted-by-submission"), 0o666)
+        except OSError:
+            pass
+    return x + y
+"""
+
+SNOOP_TMP = """
+import os
+def add(x, y):
+    for d in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.exists(os.path.join(d, "planted-by-submission")):
+            return x - y
+    return x + y
+"""
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_nothing_planted_reaches_the_next_submission(fixture_content, mode, path):
+    ex = catalog.get("add-vectors")
+    launcher = PATHS[path]
+    judge.grade(ex, FILL_TMP, sandbox_mode=mode, launcher=launcher)
+    drain_cleanups()
+    assert judge.grade(ex, SNOOP_TMP, sandbox_mode=mode, launcher=launcher).status.value == "passed"
+
+
 @pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("mode", sandbox_modes())
 def test_grader_healthy_after_fork_bomb(fixture_content, mode, path):

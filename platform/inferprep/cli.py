@@ -87,7 +87,7 @@ _TEX = {r"\\le": "≤", r"\\ge": "≥", r"\\leq": "≤", r"\\geq": "≥", r"\\ne
         r"\\infty": "∞", r"\\sum": "Σ", r"\\alpha": "α", r"\\beta": "β", r"\\theta": "θ",
         r"\\in": "∈", r"\\lfloor": "⌊", r"\\rfloor": "⌋", r"\\lceil": "⌈", r"\\rceil": "⌉", r"\\,": " ",
         r"\\;": " ", r"\\!": "", r"\\{": "{", r"\\}": "}", r"\\mid": "|", r"\\log": "log", r"\\exp": "exp",
-        r"\\max": "max", r"\\min": "min", r"\\ldots": "…", r"\\dots": "…", r"\\%": "%"}
+        r"\\max": "max", r"\\min": "min", r"\\left": "", r"\\right": "", r"\\ldots": "…", r"\\dots": "…", r"\\%": "%"}
 
 
 def plain_math(markdown: str) -> str:
@@ -98,12 +98,15 @@ def plain_math(markdown: str) -> str:
     def conv(m: "re.Match") -> str:
         t = m.group(1)
         for k in sorted(_TEX, key=len, reverse=True):
-            t = re.sub(k + r"(?![A-Za-z])", _TEX[k], t)
+            t = re.sub(k + (r"(?![A-Za-z])" if k[-1].isalpha() else ""), _TEX[k], t)
         t = re.sub(r"\\(?:mathrm|text|mathbf|operatorname)\{([^{}]*)\}", r"\1", t)
-        t = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", t)
+        t = re.sub(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", t)
+        t = re.sub(r"\\binom\{([^{}]*)\}\{([^{}]*)\}", r"C(\1, \2)", t)
+        t = t.replace("^\\top", "ᵀ").replace("^\\star", "*").replace("^{\\top}", "ᵀ")
         t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
         t = re.sub(r"_\{([^{}]*)\}", r"_\1", t)
         return t
+    markdown = re.sub(r"\$\$(.+?)\$\$", lambda m: "`" + conv(m).strip() + "`", markdown, flags=re.S)
     return re.sub(r"(?<![\\$])\$([^$\n]+?)\$", conv, markdown)
 
 
@@ -127,7 +130,7 @@ def start(slug: str, directory: Path = typer.Argument(Path("."), help="where to 
     target.write_text(ex.stub, encoding="utf-8")
     console.print(f"wrote [bold]{target}[/]\nread the statement: inferprep show {slug}\n"
                   f"grade the public examples: inferprep grade {slug} {target} --public\n"
-                  f"grade the hidden cases:    inferprep grade {slug} {target}")
+                  f"grade the hidden cases:    inferprep grade {slug} {target}", soft_wrap=True)
 
 
 def print_verdict(v: Verdict) -> None:
@@ -278,6 +281,21 @@ def db_upgrade(database_url: Optional[str] = typer.Option(None, help="SQLAlchemy
 from .cli_cohort import register as _register_hosting  # noqa: E402 - admin, cohort, worker, submit
 
 _register_hosting(app)
+
+
+@app.callback()
+def _at_exit() -> None:
+    """Before the CLI exits, finish the background clean-ups (uid sweep) and stop the warm pool,
+    so that nothing a submission started outlives the command."""
+    import atexit
+
+    from .runner import forkserver
+    from .runner.process import drain_cleanups
+
+    def done() -> None:
+        drain_cleanups()
+        forkserver.shutdown()
+    atexit.register(done)
 
 
 def main() -> None:  # pragma: no cover

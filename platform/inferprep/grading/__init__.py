@@ -99,7 +99,7 @@ class Grading:
         except SubmissionRaised as e:
             if e.is_a(exc_name):
                 return e
-            fail(f"expected {exc_name}, but {fn} raised {e.type_name}: {str(e)[:200]}")
+            fail(f"expected {exc_name}, but {fn} raised {str(e)[:200]}")
         fail(f"expected {exc_name} from {fn}, but it returned a value of type {type(value).__name__}")
 
     def host(self, obj: Any, methods, attrs: dict | None = None, concurrent: bool = False) -> Hosted:

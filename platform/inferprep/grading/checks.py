@@ -113,7 +113,8 @@ def expect_close(actual: Any, expected: float, *, name: str = "output", rtol: fl
             fail(f"{w}got {actual:.6g}, not the expected infinity")
         return actual
     if not math.isfinite(actual) or abs(actual - expected) > atol + rtol * abs(expected):
-        fail(f"{w}got {actual:.6g}, which is not within rtol={rtol:g}, atol={atol:g} of the expected value")
+        side = "too large" if actual > expected else "too small"
+        fail(f"{w}got {actual:.6g}: {side} (not within rtol={rtol:g}, atol={atol:g} of the expected value)")
     return actual
 
 

@@ -135,7 +135,11 @@ def serve(ctl_fd: int) -> None:
     gc.collect()
     gc.freeze()
     ctl = socket.socket(fileno=ctl_fd)
-    root = Path("/tmp") / WORK_ROOT
+    root = Path(os.environ["INFERPREP_WARM_ROOT"])
+    if root.parent == Path("/tmp"):
+        # Inside bubblewrap /tmp is this server's private tmpfs: close it, so that a child can
+        # write only in its own work directory (nothing planted in /tmp reaches the next child).
+        os.chmod("/tmp", 0o755)
     root.mkdir(mode=0o711, exist_ok=True)
     os.chmod(root, 0o711)  # children traverse to their own directory; nobody lists the others
     wake_r, wake_w = os.pipe()
@@ -299,6 +303,8 @@ class WarmPool:
         self.ctl: socket.socket | None = None
         self.failures = 0
         self.counter = 0
+        # bwrap: the server's private /tmp; without it, a root-owned folder outside the shared /tmp
+        self.work_root = f"/tmp/{WORK_ROOT}" if mode == "bwrap" else str(sandbox.state_dir() / WORK_ROOT)
 
     # -- server lifecycle ---------------------------------------------------------------------
     def _start(self) -> None:
@@ -308,7 +314,10 @@ class WarmPool:
         argv = [sys.executable, "-I", "-u", "-c", boot]
         if self.mode == "bwrap":
             argv = sandbox.bwrap_argv(self.device, SERVER_CAPS) + ["--chdir", "/tmp", "--"] + argv
+        else:
+            sandbox.protect_secrets()
         env = sandbox.child_env("/tmp", self.device)
+        env["INFERPREP_WARM_ROOT"] = self.work_root
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=None, env=env, pass_fds=(child.fileno(),),
                                      start_new_session=True, close_fds=True, cwd="/")
@@ -354,9 +363,10 @@ class WarmPool:
                 stdout_path, stderr_path = scratch / "stdout", scratch / "stderr"
                 parent_sock, child_sock = socket.socketpair()
                 report_parent, report_child = socket.socketpair()
-                workdir = f"/tmp/{WORK_ROOT}/{name}" if self.mode == "bwrap" else str(Path(tempfile.gettempdir()) / WORK_ROOT / name)
+                workdir = f"{self.work_root}/{name}"
                 req = {"uid": lease.uid, "name": name, "env": sandbox.child_env(workdir, self.device)}
-                with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                with open(os.open(stdout_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as out, \
+                        open(os.open(stderr_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as err:
                     fds = [report_child.fileno(), child_sock.fileno(), out.fileno(), err.fileno()]
                     self.ctl.sendmsg([json.dumps(req).encode()],
                                      [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])

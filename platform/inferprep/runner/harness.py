@@ -86,7 +86,7 @@ class Client:
     """Routes frames: calls from the grader to the main thread, proxy results to their waiters."""
 
     def __init__(self, sock: socket.socket, device: str):
-        self.chan = Channel(sock, proxy_hook=self._hook, proxy_factory=lambda ref: Proxy(ref, self),
+        self.chan = Channel(sock, proxy_hook=self._hook, proxy_factory=lambda ref: Proxy(ref, self), max_header=1 << 30,
                             device_map=lambda d: d)
         self.send_lock = threading.Lock()
         self.calls: queue.Queue = queue.Queue()

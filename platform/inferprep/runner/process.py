@@ -43,6 +43,40 @@ def read_capped(path, cap: int = STDOUT_SHOWN) -> tuple[str, int]:
     return text, size
 
 
+_OPS = {"ready", "invalid", "raised", "result", "spmd_result", "pcall"}
+
+
+def _malformed(msg) -> str | None:
+    """Why a message from the child breaks the protocol's schema, or None. Everything the parent
+    later reads from it has the type checked here, so a forged frame is the submission's fault."""
+    if not isinstance(msg, dict):
+        return "not a dict"
+    op = msg.get("op")
+    if type(op) is not str or op not in _OPS:
+        return f"unknown op {str(op)[:40]!r}"
+    if op == "pcall":
+        if type(msg.get("id")) is not int or type(msg.get("method")) is not str:
+            return "a proxy call needs an int id and a str method"
+        if not isinstance(msg.get("args", ()), (tuple, list)) or not isinstance(msg.get("kwargs", {}), dict):
+            return "proxy call arguments must be a tuple and a dict"
+        if not all(type(k) is str for k in msg.get("kwargs", {})):
+            return "keyword names must be strings"
+    if op in ("raised", "invalid"):
+        for key in ("type", "message", "traceback", "kind"):
+            if key in msg and type(msg[key]) is not str:
+                return f"{key} must be a string"
+        if "mro" in msg and not (isinstance(msg["mro"], list) and all(type(x) is str for x in msg["mro"])):
+            return "mro must be a list of strings"
+    if op == "spmd_result":
+        results = msg.get("results")
+        if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+            return "results must be a list of dicts"
+        for r in results:
+            if "raised" in r and (not isinstance(r["raised"], dict) or _malformed({"op": "raised", **r["raised"]})):
+                return "a rank's exception is malformed"
+    return None
+
+
 class SubmissionRaised(Exception):
     """The submission raised an exception in a call; ``kind`` is error | memory | output."""
 
@@ -117,6 +151,7 @@ class SubmissionProcess:
         self.launcher = launcher
         self.started = time.monotonic()
         self.waited = 0.0
+        self.ready = False
         self.child = self.launcher(device=device, mode=mode)
         self.mode = self.child.mode
         self.chan = Channel(self.child.sock, proxy_hook=self._hook, proxy_factory=self._resolve,
@@ -163,7 +198,9 @@ class SubmissionProcess:
                     "secret": [str(p) for p in sandbox.secret_paths()],
                     "reveal": [str(p) for p in sandbox.revealed_paths()],
                     "workdir": self.child.extra["workdir"]})
-        return self._recv_reply()
+        reply = self._recv_reply()
+        self.ready = reply.get("op") == "ready"
+        return reply
 
     def _fail(self, status: Status, message: str) -> RunFailed:
         if self.dead is None:
@@ -183,33 +220,40 @@ class SubmissionProcess:
             return self._fail(Status.OUTPUT_LIMIT, "output file size limit exceeded")
         if "bad_alloc" in err or "Cannot allocate memory" in err or "MemoryError" in err:
             return self._fail(Status.MEMORY_LIMIT, "memory limit exceeded (the process was stopped)")
+        if not self.ready and rc in (70, 71) and self.child.extra.get("warm"):
+            return self._fail(Status.INTERNAL_ERROR, "the warm pool could not set up the child process "
+                              f"(exit {rc}): {err.strip().splitlines()[-1][:300] if err.strip() else 'no detail'}")
         if sig:
             return self._fail(Status.RUNTIME_ERROR, f"the submission process was killed by {SIGNALS.get(sig, f'signal {sig}')} {fallback}")
         return self._fail(Status.RUNTIME_ERROR, f"the submission process exited with code {rc} {fallback}")
 
-    def _wait_readable(self) -> None:
-        """Wait for the next frame, checking every 0.25 s the CPU time of the child's whole uid
-        (a fork loop spreads over many processes, each under its own RLIMIT_CPU)."""
+    def _wait_readable(self, deadline: float) -> None:
+        """Wait for the next frame until ``deadline`` (time.monotonic), checking every 0.25 s the
+        CPU time of the child's whole uid (a fork loop spreads over many processes, each under its
+        own RLIMIT_CPU; children it reaped count through their parent's cutime)."""
         uid = self.child.uid_used
         while True:
-            r, _, _ = select.select([self.child.sock], [], [], min(0.25, self.remaining()))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout()
+            r, _, _ = select.select([self.child.sock], [], [], min(0.25, left))
             if r:
                 return
-            if self.remaining() <= 0.1:
-                raise socket.timeout()
             if uid is not None and sandbox.uid_cpu_seconds(uid) > self.tree_cpu_s:
                 raise self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded "
                                  "(counting every process the submission started)")
 
     def _recv_reply(self) -> dict:
-        """Receive frames until a reply to the current call; serve proxy calls meanwhile."""
+        """Receive frames until a reply to the current call; serve proxy calls meanwhile. One
+        deadline (the wall budget left) bounds the whole wait, however the child drips bytes."""
         while True:
             if self.dead:
                 raise self.dead
             t0 = time.monotonic()
+            deadline = t0 + self.remaining()
             try:
-                self._wait_readable()
-                msg = self.chan.recv(timeout=self.remaining())
+                self._wait_readable(deadline)
+                msg = self.chan.recv(deadline=deadline)
             except socket.timeout:
                 raise self._fail(Status.TIME_LIMIT, f"wall-clock limit of {self.wall_s:g} s exceeded "
                                  "(the submission was waiting or sleeping)") from None
@@ -221,9 +265,10 @@ class SubmissionProcess:
                 raise self._fail(Status.RUNTIME_ERROR, f"malformed message from the submission: {e}") from None
             finally:
                 self.waited += time.monotonic() - t0
-            if not isinstance(msg, dict):
-                raise self._fail(Status.RUNTIME_ERROR, "malformed message from the submission")
-            if msg.get("op") == "pcall":
+            problem = _malformed(msg)
+            if problem:
+                raise self._fail(Status.RUNTIME_ERROR, f"malformed message from the submission: {problem}")
+            if msg["op"] == "pcall":
                 self._serve_pcall(msg)
                 continue
             return msg
@@ -231,9 +276,9 @@ class SubmissionProcess:
     def _serve_pcall(self, msg: dict) -> None:
         if len(self.records) >= self.budget.max_calls:
             raise self._fail(Status.TIME_LIMIT, f"more than {self.budget.max_calls} calls to the grader's objects")
-        h = self.hosted.get(msg.get("proxy")) if isinstance(msg.get("proxy"), int) else None
+        h = self.hosted.get(msg.get("proxy")) if type(msg.get("proxy")) is int else None
         method = msg.get("method")
-        call_id = msg.get("id")
+        call_id = msg["id"]
         args, kwargs = msg.get("args", ()), msg.get("kwargs", {})
         if h is None or method not in h.methods or not isinstance(args, (tuple, list)) or not isinstance(kwargs, dict):
             err = (f"no method {method!r} on this object" if h is not None else "unknown object")
@@ -265,7 +310,13 @@ class SubmissionProcess:
         self.records.append(CallRecord(h.id, method, time.perf_counter() - t0, err))
         try:
             self._send(reply)
-        except (WireError, OSError):
+        except WireError as e:  # the hosted object returned something unencodable: the grader's bug
+            self.internal_error = self.internal_error or e
+            try:
+                self._send({"op": "preturn", "id": call_id, "error": "internal error in the grader", "type": "RuntimeError"})
+            except (WireError, OSError):
+                pass
+        except OSError:
             pass
 
     def call_spmd(self, fn: str, calls: list[tuple[tuple, dict]]) -> list[Any]:

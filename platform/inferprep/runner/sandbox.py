@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,23 @@ log = logging.getLogger("inferprep.runner")
 
 UID_BASE = 61000
 UID_COUNT = 256
-LOCK_DIR = Path(tempfile.gettempdir()) / "inferprep-uids"
+
+
+def state_dir() -> Path:
+    """A private directory for the runner's own state (uid locks, the warm pool's work root).
+    As root: /run/inferprep (root-owned, outside the world-writable /tmp where a submission of the
+    unsandboxed mode could plant a symlink); otherwise a per-user folder in the temp dir."""
+    base = Path("/run/inferprep") if os.geteuid() == 0 and os.access("/run", os.W_OK) \
+        else Path(tempfile.gettempdir()) / f"inferprep-{os.geteuid()}"
+    try:
+        base.mkdir(mode=0o711, exist_ok=True)
+    except FileExistsError:
+        pass
+    st = os.lstat(base)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        raise RuntimeError(f"{base} is not a directory owned by us; refusing to use it")
+    os.chmod(base, 0o711)
+    return base
 ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
 
 
@@ -97,23 +114,73 @@ class UidLease:
     """An exclusive uid from [UID_BASE, UID_BASE + UID_COUNT), held with a file lock."""
 
     def __init__(self) -> None:
-        LOCK_DIR.mkdir(mode=0o755, exist_ok=True)
+        lock_dir = state_dir() / "uids"
+        lock_dir.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(lock_dir, 0o700)  # a submission must not be able to hold (flock) the locks
         start = (os.getpid() * 7) % UID_COUNT
         for i in range(UID_COUNT):
             uid = UID_BASE + (start + i) % UID_COUNT
-            fd = os.open(LOCK_DIR / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o644)
+            fd = os.open(lock_dir / f"{uid}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 continue
             self.uid, self.fd = uid, fd
+            kill_uid(uid)  # whatever an earlier holder left behind dies before we hand it out
             return
         raise RuntimeError("all sandbox uids are in use")
 
     def release(self) -> None:
         kill_uid(self.uid)
+        sweep_uid_files(self.uid)
         os.close(self.fd)
+
+
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def sweep_uid_files(uid: int) -> None:
+    """Remove what ``uid`` left in the world-writable folders (only reachable without bubblewrap):
+    nothing a submission plants there may reach the next one."""
+    for root in SHARED_WRITABLE:
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    shutil.rmtree(e.path, ignore_errors=True)
+                else:
+                    os.unlink(e.path)
+            except OSError:
+                continue
+
+
+def protect_secrets() -> list[str]:
+    """Without bubblewrap, as root: make the secret folders (graders, references, wrong variants,
+    the repository's .git) unreachable for other users (``chmod o-rwx``), so the unprivileged
+    submission uid cannot read them by any route the audit hook does not see (dir_fd opens,
+    torch.from_file, _posixsubprocess). Returns the folders changed."""
+    changed = []
+    if os.geteuid() != 0:
+        return changed
+    targets = list(secret_paths())
+    checkout = paths.PACKAGE_DIR.parent.parent
+    if (checkout / ".git").exists():
+        targets.append(checkout / ".git")
+    for d in targets:
+        try:
+            mode = os.lstat(d).st_mode
+            if stat.S_ISDIR(mode) and mode & 0o007:
+                os.chmod(d, mode & ~0o007)
+                changed.append(str(d))
+        except OSError:
+            continue
+    return changed
 
 
 def _is_zombie(proc_dir: Path) -> bool:
@@ -145,7 +212,7 @@ def uid_cpu_seconds(uid: int) -> float:
     for pid in uid_processes(uid):
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
         except (OSError, IndexError, ValueError):
             continue
     return total / _TICK
@@ -327,8 +394,7 @@ def bwrap_argv(device: str, caps: tuple[str, ...] = ()) -> list[str]:
 def launch(device: str = "cpu", mode: str | None = None) -> Launched:
     """Start a cold child running the harness; returns once the process exists (not yet ready)."""
     mode = sandbox_mode(mode)
-    scratch = Path(tempfile.mkdtemp(prefix="inferprep-run-"))
-    os.chmod(scratch, 0o711)  # the child uid may traverse to work/, not list
+    scratch = Path(tempfile.mkdtemp(prefix="inferprep-run-"))  # 0700: stdout/stderr of this run only
     stdout_path, stderr_path = scratch / "stdout", scratch / "stderr"
     parent_sock, child_sock = socket.socketpair()
     lease = UidLease() if os.geteuid() == 0 and shutil.which("setpriv") else None
@@ -340,14 +406,16 @@ def launch(device: str = "cpu", mode: str | None = None) -> Launched:
         argv = bwrap_argv(device) + ["--chdir", workdir, "--"] + drop + harness_argv(fd)
         cwd = "/"
     else:
-        work = scratch / "work"
-        work.mkdir(mode=0o700)
+        protect_secrets()
+        work = Path(tempfile.mkdtemp(prefix="inferprep-work-"))
         if lease:
             os.chown(work, lease.uid, lease.uid)
+        (scratch / "workdir").symlink_to(work)  # removed with the scratch folder
         workdir = str(work)
         argv = drop + harness_argv(fd)
         cwd = workdir
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+    with open(os.open(stdout_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as out, \
+            open(os.open(stderr_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
                                 env=child_env(workdir, device), pass_fds=(fd,), start_new_session=True,
                                 close_fds=True)

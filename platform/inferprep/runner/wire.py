@@ -41,6 +41,7 @@ import json
 import math
 import socket
 import struct
+import time
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,13 @@ __all__ = ["WireError", "WireClosed", "Channel", "encode", "decode", "ProxyRef",
 
 MAX_FRAME_BYTES = 512 * 1024 * 1024
 """Largest frame either side accepts (bytes); a larger one is an output-limit error."""
+
+MAX_HEADER_BYTES = 4 * 1024 * 1024
+"""Largest JSON header (bytes): structure is small, bulk data travels as raw buffers. Bounds the
+parser's memory (a 4 MiB header of ``[[],[],...]`` still decodes in well under a second)."""
+
+MAX_NODES = 1_000_000
+"""Most JSON values one frame may hold."""
 
 ALLOWED_MODULES = ("inferprep.specs", "inferprep.sim")
 """Dataclasses and enums from these modules (and their submodules) may cross the wire."""
@@ -79,25 +87,29 @@ class ProxyRef:
     attrs: dict[str, Any]
 
 
+_DTYPES = {str(d).removeprefix("torch."): d for d in (
+    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
+    torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+    torch.float8_e4m3fn, torch.float8_e5m2)}
+
+
 def _torch_dtype(name: str) -> torch.dtype:
-    dt = getattr(torch, name, None)
-    if not isinstance(dt, torch.dtype):
-        raise WireError(f"unknown torch dtype {name!r}")
+    dt = _DTYPES.get(str(name))
+    if dt is None:
+        raise WireError(f"dtype {name!r} cannot cross the wire")
     return dt
 
 
 def _allowed_class(path: str) -> type:
     module, _, qual = path.partition(":")
-    if not any(module == m or module.startswith(m + ".") for m in ALLOWED_MODULES):
+    if not any(module == m or module.startswith(m + ".") for m in ALLOWED_MODULES) or not qual.isidentifier():
         raise WireError(f"class {path!r} may not cross the wire")
     try:
-        obj: Any = importlib.import_module(module)
-        for part in qual.split("."):
-            obj = getattr(obj, part)
+        obj: Any = getattr(importlib.import_module(module), qual)
     except (ImportError, AttributeError) as e:
         raise WireError(f"unknown class {path!r}") from e
-    if not isinstance(obj, type):
-        raise WireError(f"{path!r} is not a class")
+    if not isinstance(obj, type) or obj.__module__ != module:
+        raise WireError(f"{path!r} is not a class defined in {module}")
     return obj
 
 
@@ -177,6 +189,7 @@ class _Encoder:
 
 class _Decoder:
     def __init__(self, buffers: list[bytes], proxy_factory=None, device_map=None):
+        self.nodes = 0
         self.buffers = buffers
         self.proxy_factory = proxy_factory
         self.device_map = device_map
@@ -189,7 +202,16 @@ class _Decoder:
     def dec(self, v: Any, depth: int = 0) -> Any:
         if depth > 64:
             raise WireError("value nested too deeply")
-        if v is None or isinstance(v, (bool, int, float, str)):
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise WireError(f"more than {MAX_NODES} values in one message")
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return v.encode("utf-8", "replace").decode("utf-8")  # lone surrogates
+            return v
+        if v is None or isinstance(v, (bool, int, float)):
             return v
         if isinstance(v, list):
             return [self.dec(x, depth + 1) for x in v]
@@ -288,17 +310,17 @@ def encode(value: Any, proxy_hook=None) -> tuple[bytes, list]:
 
 
 def decode(head: bytes, buffers: list[bytes], proxy_factory=None, device_map=None) -> Any:
-    """Decode a frame produced by ``encode``. Raises ``WireError`` on anything malformed."""
+    """Decode a frame produced by ``encode``. Raises ``WireError`` on anything malformed: whatever
+    goes wrong while decoding bytes from the other side is that side's fault, never ours."""
+    if len(head) > MAX_HEADER_BYTES:
+        raise FrameTooLarge(f"JSON header of {len(head)} bytes exceeds {MAX_HEADER_BYTES}")
     try:
         obj = json.loads(head)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise WireError(f"malformed JSON header: {e}") from e
-    try:
         return _Decoder(buffers, proxy_factory, device_map).dec(obj)
     except WireError:
         raise
-    except (KeyError, TypeError, ValueError, OverflowError, RuntimeError) as e:
-        raise WireError(f"malformed value: {type(e).__name__}: {e}") from e
+    except Exception as e:  # noqa: BLE001 - RecursionError, MemoryError, TypeError, ...
+        raise WireError(f"malformed message: {type(e).__name__}: {str(e)[:200]}") from None
 
 
 class Channel:
@@ -309,7 +331,8 @@ class Channel:
     """
 
     def __init__(self, sock: socket.socket, proxy_hook=None, proxy_factory=None, device_map=None,
-                 max_frame: int = MAX_FRAME_BYTES):
+                 max_frame: int = MAX_FRAME_BYTES, max_header: int = MAX_HEADER_BYTES):
+        self.max_header = max_header
         self.sock = sock
         self.proxy_hook = proxy_hook
         self.proxy_factory = proxy_factory
@@ -330,31 +353,41 @@ class Channel:
         self.bytes_out += total
         self.sock.sendall(b"".join(parts) if total < 1 << 16 else _join_large(parts))
 
-    def _exact(self, n: int) -> bytearray:
-        out = bytearray(n)
-        view = memoryview(out)
-        got = 0
-        while got < n:
-            k = self.sock.recv_into(view[got:], n - got)
-            if k == 0:
+    def _exact(self, n: int, deadline: float | None) -> bytearray:
+        """Read exactly ``n`` bytes before ``deadline`` (time.monotonic), growing the buffer as data
+        arrives (a header that announces 512 MiB and sends nothing costs nothing)."""
+        out = bytearray()
+        while len(out) < n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout("deadline passed while reading a frame")
+                self.sock.settimeout(left)
+            chunk = self.sock.recv(min(n - len(out), 1 << 20))
+            if not chunk:
                 raise WireClosed("the other side closed the channel")
-            got += k
+            out += chunk
         return out
 
-    def recv(self, timeout: float | None = None) -> Any:
-        self.sock.settimeout(timeout)
-        head_len, nbuf = _HEAD.unpack(self._exact(_HEAD.size))
-        if head_len > self.max_frame or nbuf > 1 << 20:
+    def recv(self, timeout: float | None = None, deadline: float | None = None) -> Any:
+        """The next value. ``deadline`` (time.monotonic) or ``timeout`` (seconds) bounds the whole
+        frame, not each read: a sender that drips bytes cannot stretch it."""
+        if deadline is None and timeout is not None:
+            deadline = time.monotonic() + timeout
+        if deadline is None:
+            self.sock.settimeout(None)
+        head_len, nbuf = _HEAD.unpack(self._exact(_HEAD.size, deadline))
+        if head_len > min(self.max_frame, self.max_header) or nbuf > 1 << 16:
             raise FrameTooLarge(f"frame header announces {head_len} bytes / {nbuf} buffers")
         total = head_len
-        head = bytes(self._exact(head_len))
+        head = bytes(self._exact(head_len, deadline))
         bufs = []
         for _ in range(nbuf):
-            (n,) = _BUF.unpack(self._exact(_BUF.size))
+            (n,) = _BUF.unpack(self._exact(_BUF.size, deadline))
             total += n
             if total > self.max_frame:
                 raise FrameTooLarge(f"message exceeds the {self.max_frame}-byte limit")
-            bufs.append(bytes(self._exact(n)))
+            bufs.append(bytes(self._exact(n, deadline)))
         self.bytes_in += total
         return decode(head, bufs, self.proxy_factory, self.device_map)
 

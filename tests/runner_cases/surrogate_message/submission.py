@@ -1,0 +1,2 @@
+def add(x, y):
+    raise ValueError("bad input \ud800 \udfff")
