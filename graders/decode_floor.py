@@ -26,7 +26,12 @@ MQA_WIDE = ModelConfig(name="mqa-wide", n_layers=26, hidden_size=2304, n_heads=8
 MLA = ModelConfig(name="mla-dense", n_layers=30, hidden_size=3072, n_heads=24, n_kv_heads=24,
                   head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
-MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, TIED, MHA, MQA_WIDE, MLA]
+# DeepSeek-V2-Lite-like MLA without a query LoRA (q_lora_rank == 0: the query is a plain
+# d x H*(qk_nope + qk_rope) projection); made-up layer count and FFN.
+MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
+                      head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
+                      kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, TIED, MHA, MQA_WIDE, MLA, MLA_RQ0]
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", hbm_bytes_per_s=1.234e12)
 GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, ODD_GPU]
 DTYPES = [(DType.BF16, DType.BF16), (DType.FP8, DType.FP8), (DType.INT4, DType.FP8),
@@ -53,6 +58,10 @@ def _check(out, exp, keys) -> None:
             expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL)
 
 
+def _slug(s: str) -> str:
+    return s.lower().replace(" ", "-")
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     i = 0
@@ -61,7 +70,7 @@ def grade(g: Grading) -> None:
             for wd, kd in DTYPES[:3] if gpu is not specs.H100_SXM else DTYPES:
                 i += 1
                 lens = [1] if i % 5 == 0 else ([8192] * 32 if i % 5 == 1 else _lens(i))
-                with g.case(f"floor-{m.name}-{gpu.name}-{wd.value}-{kd.value}-b{len(lens)}"):
+                with g.case(f"floor-{_slug(m.name)}-{_slug(gpu.name)}-{wd.value}-{kd.value}-b{len(lens)}"):
                     _check(g.call("decode_floor", m, gpu, lens, wd, kd),
                            ref.decode_floor(m, gpu, lens, wd, kd), FLOOR_KEYS)
     with g.case("floor-tuple-of-lengths"):
@@ -70,17 +79,25 @@ def grade(g: Grading) -> None:
                ref.decode_floor(MHA, specs.H100_SXM, lens, DType.BF16, DType.BF16), FLOOR_KEYS)
     for j, (eff, ovh) in enumerate([(1.0, 0.0), (0.8, 0.5), (0.55, 0.0), (0.92, 5.0), (0.7, 1.25),
                                     (1.0, 3)]):
-        for m in (specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, MQA_WIDE, MLA):
+        for m in (specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, MQA_WIDE, MLA, MLA_RQ0):
             lens = _lens(100 + j) if j % 2 else [4096] * 16
-            with g.case(f"gaps-{m.name}-eff{eff}-ovh{ovh}-b{len(lens)}"):
+            with g.case(f"gaps-{_slug(m.name)}-eff{eff}-ovh{ovh}-b{len(lens)}"):
                 _check(g.call("decode_gaps", m, specs.H100_SXM, lens, DType.BF16, DType.FP8, eff, ovh),
                        ref.decode_gaps(m, specs.H100_SXM, lens, DType.BF16, DType.FP8, eff, ovh),
                        GAP_KEYS)
+    for ovh in (0, 3, 0.0):
+        with g.case(f"gaps-overhead-is-float-{ovh!r}"):
+            out = g.call("decode_gaps", MHA, specs.H100_SXM, [100, 7], DType.BF16, DType.BF16, 0.9, ovh)
+            _check(out, ref.decode_gaps(MHA, specs.H100_SXM, [100, 7], DType.BF16, DType.BF16, 0.9, ovh),
+                   GAP_KEYS)
+            if type(out["overhead_ms"]) is not float:
+                fail(f"['overhead_ms']: expected a float, got {type(out['overhead_ms']).__name__}")
     with g.case("rejects-bad-inputs"):
         m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
         g.raises("ValueError", "decode_floor", m, gpu, [], bf, bf)
         g.raises("ValueError", "decode_floor", m, gpu, [10, 0], bf, bf)
         g.raises("ValueError", "decode_floor", m, gpu, [10, 2.5], bf, bf)
+        g.raises("ValueError", "decode_floor", m, gpu, [True], bf, bf)
         g.raises("ValueError", "decode_floor", specs.MIXTRAL_8X7B, gpu, [10], bf, bf)
         g.raises("ValueError", "decode_floor", dataclasses.replace(m, n_kv_heads=7), gpu, [10], bf, bf)
         for eff in (0.0, -0.5, 1.5, math.nan):
