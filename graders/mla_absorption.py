@@ -15,7 +15,8 @@ import torch
 from inferprep.grading import Grading, expect_close, expect_tensor, fail
 from inferprep.specs import A100_SXM_80GB, B200, DEEPSEEK_V3, H100_SXM, H200_SXM, LLAMA_3_1_70B, DType
 
-TOL = {torch.float64: (1e-9, 1e-12), torch.float32: (1e-4, 1e-4), torch.bfloat16: (8e-3, 1e-5)}
+TOL = {torch.float64: (1e-9, 1e-12), torch.float32: (1e-4, 1e-4), torch.bfloat16: (8e-3, 1e-5),
+       torch.float16: (1e-3, 1e-5)}
 ENTRIES = ("mla_decode_naive", "mla_decode_absorbed")
 
 # A 16-head MLA with DeepSeek-V3's ranks (the attention shape of DeepSeek-V2-Lite)
@@ -42,6 +43,7 @@ SHAPES = [
     ("deepseek-v3-dims-f32", 2, 128, 128, 64, 128, 512, 96, torch.float32, [96, 41]),
     ("bf16-long", 1, 4, 64, 32, 64, 128, 3000, torch.bfloat16, None),
     ("bf16-ragged", 2, 8, 32, 16, 32, 64, 513, torch.bfloat16, [513, 300]),
+    ("f16-ragged-long", 2, 8, 32, 16, 32, 64, 2000, torch.float16, [2000, 257]),
 ]
 
 
@@ -87,6 +89,52 @@ def grade(g: Grading) -> None:
                 t[4] = torch.zeros(*what["w_uk"], dtype=torch.float64)
             if "k_pe" in what:
                 t[3] = torch.zeros(*what["k_pe"], dtype=torch.float64)
+            for entry in ENTRIES:
+                g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=None if cl is None else cl.to(dev))
+
+    # Every error the statement lists: not 3-d, shapes that disagree, S < 1, cache_lens not an
+    # integer (B,) tensor.
+    def modify(name):
+        t, cl = _inputs(g, 961, 2, 4, 16, 8, 16, 32, 23, torch.float64, [23, 5])
+        z = lambda *s, dtype=torch.float64: torch.zeros(*s, dtype=dtype)  # noqa: E731
+        if name == "cache_lens-float":
+            cl = torch.tensor([23.0, 5.0], dtype=torch.float64)
+        elif name == "cache_lens-float32-whole":
+            cl = torch.tensor([4.0, 4.0], dtype=torch.float32)
+        elif name == "cache_lens-wrong-length":
+            cl = torch.tensor([23, 5, 4], dtype=torch.int64)
+        elif name == "cache_lens-one-for-all":
+            cl = torch.tensor([5], dtype=torch.int64)
+        elif name == "cache_lens-2d":
+            cl = torch.tensor([[23, 5]], dtype=torch.int64)
+        elif name == "S-zero":
+            t[2], t[3], cl = z(2, 0, 32), z(2, 0, 8), None
+        elif name == "q_nope-2d":
+            t[0] = t[0].reshape(2, 4 * 16)
+        elif name == "q_pe-4d":
+            t[1] = t[1][:, :, None, :]
+        elif name == "c_kv-4d":
+            t[2] = t[2][:, :, None, :]
+        elif name == "k_pe-2d":
+            t[3] = t[3].reshape(2 * 23, 8)
+        elif name == "w_uv-2d":
+            t[5] = t[5].reshape(4 * 16, 32)
+        elif name == "q_pe-wrong-heads":
+            t[1] = z(2, 3, 8)
+        elif name == "c_kv-wrong-batch":
+            t[2] = z(3, 23, 32)
+        elif name == "w_uv-wrong-rank":
+            t[5] = z(4, 16, 31)
+        elif name == "w_uv-wrong-heads":
+            t[5] = z(3, 16, 32)
+        return t, cl
+
+    for name in ("cache_lens-float", "cache_lens-float32-whole", "cache_lens-wrong-length",
+                 "cache_lens-one-for-all", "cache_lens-2d", "S-zero", "q_nope-2d", "q_pe-4d", "c_kv-4d",
+                 "k_pe-2d", "w_uv-2d", "q_pe-wrong-heads", "c_kv-wrong-batch", "w_uv-wrong-rank",
+                 "w_uv-wrong-heads"):
+        with g.case(f"rejects-{name}"):
+            t, cl = modify(name)
             for entry in ENTRIES:
                 g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=None if cl is None else cl.to(dev))
 
