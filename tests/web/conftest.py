@@ -4,7 +4,6 @@ are slow on a loaded machine; the browser test does the two real ones)."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -55,13 +54,3 @@ def client(settings, judge):
     app = create_app(settings, grade=judge, devices=("cpu",))
     with TestClient(app) as c:
         yield c
-
-
-def wait_done(client, sub_id: int, timeout: float = 30.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        d = client.get(f"/api/submissions/{sub_id}").json()
-        if d["state"] == "done":
-            return d
-        time.sleep(0.05)
-    raise AssertionError(f"submission {sub_id} not done after {timeout} s: {d}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import wait_done
+from webutil import wait_done
 
 from inferprep import catalog
 

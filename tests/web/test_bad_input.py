@@ -8,7 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from conftest import wait_done
+from webutil import wait_done
 from fastapi.testclient import TestClient
 
 from inferprep import db

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import wait_done
+from webutil import wait_done
 
 from inferprep import catalog, paths
 
