@@ -26,8 +26,13 @@ MOE = ModelConfig(name="moe-shared", n_layers=24, hidden_size=2048, n_heads=16, 
 MLA = ModelConfig(name="mla-dense", n_layers=30, hidden_size=3072, n_heads=24, n_kv_heads=24,
                   head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+# DeepSeek-V2-Lite-like MLA without a query LoRA (q_lora_rank == 0: the query is a plain
+# d x H*(qk_nope + qk_rope) projection); made-up layer count and FFN, dense.
+MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
+                      head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
+                      kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-          TIED, MQA_WIDE, MOE, MLA]
+          TIED, MQA_WIDE, MOE, MLA, MLA_RQ0]
 
 
 def _made_up_gpu(seed: int):
@@ -68,6 +73,10 @@ def _check_ttft(out, exp, tie: bool) -> None:
         fail(f"['bound']: got {out['bound']!r}, which is not the term that sets this TTFT")
 
 
+def _slug(s: str) -> str:
+    return s.lower().replace(" ", "-")
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     for m in MODELS:
@@ -76,7 +85,7 @@ def grade(g: Grading) -> None:
                 exp = ref.prefill_crossover_tokens(m, gpu, dt)
                 if _close_call(ref, m, gpu, dt, exp) or (exp > 1 and _close_call(ref, m, gpu, dt, exp - 1)):
                     continue
-                with g.case(f"crossover-{m.name}-{gpu.name}-{dt.value}"):
+                with g.case(f"crossover-{_slug(m.name)}-{_slug(gpu.name)}-{dt.value}"):
                     _exact(g.call("prefill_crossover_tokens", m, gpu, dt), exp, "crossover")
     for m in MODELS:
         for gpu, dt in ((specs.H100_SXM, DType.BF16), (specs.H200_SXM, DType.FP8), (GPUS[-1], DType.BF16)):
@@ -85,7 +94,7 @@ def grade(g: Grading) -> None:
                 for n in (1, 8):
                     if n == 8 and P not in (x, 4096):
                         continue
-                    with g.case(f"ttft-{m.name}-{gpu.name}-{dt.value}-P{P}-tp{n}"):
+                    with g.case(f"ttft-{_slug(m.name)}-{_slug(gpu.name)}-{dt.value}-P{P}-tp{n}"):
                         _check_ttft(g.call("ttft", m, gpu, dt, P, n), ref.ttft(m, gpu, dt, P, n),
                                     _close_call(ref, m, gpu, dt, P, n))
     with g.case("ttft-default-n-gpus"):
