@@ -66,6 +66,10 @@ def _exact_or_none(actual, expected, name: str) -> None:
         fail(f"{name}: got {actual}, which is {'too large' if actual > expected else 'too small'}")
 
 
+def _slug(s: str) -> str:
+    return s.lower().replace(" ", "-")
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     combos = [(b, L, lu) for b in (1, 7, 64, 300, 4096) for L in (1, 1000, 8192, 131072)
@@ -79,7 +83,7 @@ def grade(g: Grading) -> None:
                         continue
                     if _near_tie(ref, m, gpu, dt, b, L, lu):
                         continue
-                    tag = f"{m.name}-{gpu.name}-{dt.value}-b{b}-L{L}-launch{lu}"
+                    tag = f"{_slug(m.name)}-{_slug(gpu.name)}-{dt.value}-b{b}-L{L}-launch{lu}"
                     with g.case(f"times-{tag}"):
                         out = g.call("layer_op_times", m, gpu, dt, b, L, lu)
                         exp = ref.layer_op_times(m, gpu, dt, b, L, lu)
@@ -111,12 +115,24 @@ def grade(g: Grading) -> None:
                     if exp is not None and (_near_tie(ref, m, gpu, DType.BF16, exp, L, lu) or (
                             exp > 1 and _near_tie(ref, m, gpu, DType.BF16, exp - 1, L, lu))):
                         continue
-                    with g.case(f"flip-{m.name}-{gpu.name}-L{L}-launch{lu}"):
+                    with g.case(f"flip-{_slug(m.name)}-{_slug(gpu.name)}-L{L}-launch{lu}"):
                         _exact_or_none(g.call("ranking_flip_batch", m, gpu, DType.BF16, L, lu), exp,
                                        "flip batch")
+    # Short contexts with a large launch overhead: attention overtakes the linear ops only past
+    # the ridge batch (~297 on the H100 in BF16), where the linear ops have turned compute-bound
+    # and keep growing; the search must not stop at the ridge.
+    for m, gpu, L, lu in ((specs.LLAMA_3_1_8B, specs.H100_SXM, 200, 20.0),
+                          (specs.LLAMA_3_1_8B, specs.H100_SXM, 400, 50.0),
+                          (specs.LLAMA_3_1_8B, specs.H100_SXM, 300, 40.0)):
+        exp = ref.ranking_flip_batch(m, gpu, DType.BF16, L, lu)
+        if exp is None or _near_tie(ref, m, gpu, DType.BF16, exp, L, lu) or \
+                _near_tie(ref, m, gpu, DType.BF16, exp - 1, L, lu):
+            continue
+        with g.case(f"flip-past-ridge-{_slug(m.name)}-{_slug(gpu.name)}-L{L}-launch{lu}"):
+            _exact_or_none(g.call("ranking_flip_batch", m, gpu, DType.BF16, L, lu), exp, "flip batch")
     for gpu in (specs.H100_SXM, specs.A100_SXM_80GB):
         for b, L in ((1, 4096), (64, 4096)):
-            tag = f"{HUGE_GROUP.name}-{gpu.name}-b{b}-L{L}"
+            tag = f"{HUGE_GROUP.name}-{_slug(gpu.name)}-b{b}-L{L}"
             with g.case(f"times-compute-bound-attention-{tag}"):
                 out = g.call("layer_op_times", HUGE_GROUP, gpu, DType.BF16, b, L, 1.0)
                 exp = ref.layer_op_times(HUGE_GROUP, gpu, DType.BF16, b, L, 1.0)
