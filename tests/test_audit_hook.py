@@ -5,7 +5,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT
+from runner_support import ROOT
 
 
 def test_hidden_reveal_secret(tmp_path):

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import FIXTURE_CONTENT
+from runner_support import FIXTURE_CONTENT
 from inferprep import catalog
 from inferprep.check import check_exercise
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from runner_support import ROOT
 from inferprep.cli import app
 
 runner = CliRunner()

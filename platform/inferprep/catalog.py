@@ -239,7 +239,7 @@ def all_exercises() -> list[Exercise]:
 
 def get(slug: str) -> Exercise:
     """The exercise ``slug``. Raises ``UnknownExercise`` (with close matches) or ``MalformedExercise``."""
-    if not SLUG_RE.match(slug or ""):
+    if not SLUG_RE.match(slug or "") or len(slug) > 80:
         raise UnknownExercise(f"no exercise {slug!r} (slugs are lowercase words joined by '-')")
     folder = paths.exercises_dir() / slug
     if not folder.is_dir():

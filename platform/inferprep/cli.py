@@ -289,12 +289,14 @@ def _at_exit() -> None:
     so that nothing a submission started outlives the command."""
     import atexit
 
-    from .runner import forkserver
-    from .runner.process import drain_cleanups
-
     def done() -> None:
-        drain_cleanups()
-        forkserver.shutdown()
+        # Only what this command loaded: importing at exit fails, and `list` must not pay for torch.
+        process = sys.modules.get("inferprep.runner.process")
+        forkserver = sys.modules.get("inferprep.runner.forkserver")
+        if process is not None:
+            process.drain_cleanups()
+        if forkserver is not None:
+            forkserver.shutdown()
     atexit.register(done)
 
 
