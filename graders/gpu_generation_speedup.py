@@ -18,6 +18,9 @@ RTOL = 1e-9
 KEYS = {"compute", "bandwidth", "capacity", "max_batch_old", "max_batch_new", "largest"}
 BIG_SLOW = dataclasses.replace(H100_SXM, name="made-up-big-slow", hbm_bytes=400 * 10**9, hbm_bytes_per_s=6.0e12,
                                bf16_dense_flops=120e12, fp8_dense_flops=240e12)
+# FP8 peak 4x the BF16 peak (the H100's is 2x): the FP8 compute roof must use the FP8 peak.
+FP8_4X = dataclasses.replace(H100_SXM, name="made-up-fp8-4x", hbm_bytes=400 * 10**9, hbm_bytes_per_s=6.0e12,
+                             bf16_dense_flops=100e12, fp8_dense_flops=400e12)
 SMALL_FAST = dataclasses.replace(B200, name="made-up-small-fast", hbm_bytes=40 * 10**9, hbm_bytes_per_s=9.0e12)
 
 L8 = (15_009_316_864, 131072, 4096, 15_009_316_864)                  # Llama 3.1 8B BF16
@@ -57,6 +60,8 @@ def grade(g: Grading) -> None:
         ("same-gpu-ties", (H100_SXM, H100_SXM, DType.BF16, *L8, 0.9, 4e9)),
         ("new-turns-compute-bound", (H100_SXM, BIG_SLOW, DType.BF16, 2e9, 2048, 512, 2e9, 0.9, 1e9)),
         ("old-compute-bound", (BIG_SLOW, SMALL_FAST, DType.FP8, 1.5e9, 4096, 1024, 3e9, 0.85, 0.0)),
+        ("fp8-roof-uses-fp8-peak", (H100_SXM, FP8_4X, DType.FP8, 2e9, 2048, 512, 2e9, 0.9, 1e9)),
+        ("fp8-new-compute-bound-long", (H100_SXM, BIG_SLOW, DType.FP8, 2e9, 4096, 1024, 2e9, 0.9, 1e9)),
         ("fp16-long-context", (A100_SXM_80GB, H200_SXM, DType.FP16, *L70_BF16_TP8, 0.92, 5e9)),
     ]
     for name, args in cases:
@@ -72,6 +77,7 @@ def grade(g: Grading) -> None:
            ("fraction-above-1", (H100_SXM, H200_SXM, DType.BF16, *L8, 1.2, 4e9)),
            ("fraction-zero", (H100_SXM, H200_SXM, DType.BF16, *L8, 0.0, 4e9)),
            ("negative-reserve", (H100_SXM, H200_SXM, DType.BF16, *L8, 0.9, -1.0)),
+           ("context-bool", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, True, 1e10, 0.9, 4e9)),
            ("context-zero", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 0, 1e10, 0.9, 4e9)),
            ("nan-weights", (H100_SXM, H200_SXM, DType.BF16, math.nan, 131072, 4096, 1e10, 0.9, 4e9))]
     for name, args in bad:
