@@ -78,7 +78,8 @@ def grade(g: Grading) -> None:
             ("noisy", noisy_b, [0.0049 + 1.8e-4 * b + float(e) for b, e in zip(noisy_b, noise)]),
             ("repeated-batches", [4, 4, 16, 16, 16], [0.0061, 0.0063, 0.0083, 0.0085, 0.0084]),
             ("two-points", [3, 200], [0.011, 0.052]),
-            ("falling-line", [1, 2, 3], [0.003, 0.002, 0.0015])]
+            ("falling-line", [1, 2, 3], [0.003, 0.002, 0.0015]),
+            ("negative-intercept", [1, 2, 3], [0.001, 0.003, 0.005])]
     for name, bs, ts in fits:
         with g.case(f"fit-{name}"):
             _pair(g.call("fit_step_time", bs, ts), ref.fit_step_time(bs, ts))
@@ -111,7 +112,8 @@ def grade(g: Grading) -> None:
     # 5. the KV cap
     kv_cases = [(53_000_000_000, 131072, 4096, 16), (10**9, 131072, 1000, 16), (10**9, 131072, 1008, 16),
                 (10**9, 131072, 1009, 16), (10**9, 131072, 1001, 1000), (100, 131072, 10, 16), (0, 64, 5, 1),
-                (80 * 10**9, 327680, 131072, 256), (7 * 10**10, 70_272, 3000, 64)]
+                (80 * 10**9, 327680, 131072, 256), (7 * 10**10, 70_272, 3000, 64),
+                (536_870_912, 131072, 1024, 16)]
     for pool, kv, ctx, bs in kv_cases:
         with g.case(f"max-batch-kv-ctx{ctx}-block{bs}-pool{pool}"):
             expect_equal(g.call("max_batch_kv", pool, kv, ctx, bs), ref.max_batch_kv(pool, kv, ctx, bs))
