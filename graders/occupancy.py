@@ -116,6 +116,8 @@ def grade(g: Grading) -> None:
         ("bandwidth-saturated", (H100_SXM, DType.BF16, 16, 2048, 600e-9, 4.0)),
         ("latency-bound", (H100_SXM, DType.BF16, 8, 512, 600e-9, 1.0)),
         ("compute-bound-gemm", (H100_SXM, DType.BF16, 16, 2048, 600e-9, 400.0)),
+        # Too few warps for Little's law, but past the ridge: the roofline is checked first.
+        ("compute-bound-few-warps", (H100_SXM, DType.BF16, 4, 512, 600e-9, 400.0)),
         ("fp8-ridge", (H100_SXM, DType.FP8, 32, 1024, 700e-9, 400.0)),
         ("h200-bandwidth", (H200_SXM, DType.BF16, 24, 1000, 650e-9, 2.0)),
         ("a100", (A100_SXM_80GB, DType.FP16, 12, 768, 500e-9, 100.0)),
