@@ -91,9 +91,19 @@ def grade(g: Grading) -> None:
             raise RuntimeError(f"claim case {name} sits on an integer boundary")
         with g.case(f"claim-{name}"):
             _check(g.call("check_claim", *args), ref.check_claim(*args))
+    # Exact binary tie: FP8 weights (W = P bytes), no KV, bandwidth 512 * P B/s and 2048 tok/s give
+    # fraction_of_peak exactly 4.0 (every float step is exact); max_tokens_per_step 4.0 must
+    # count "speculation" (<=), and ceil gives min_gpus = min_batch = 4 exactly.
+    p8 = ref.decode_weight_params(LLAMA_3_1_8B)
+    binary = dataclasses.replace(H100_SXM, name="made-up-binary", hbm_bytes_per_s=float(p8 * 512))
+    for name, args in [("speculation-exact-tie", (LLAMA_3_1_8B, binary, 2048.0, 0, F8, B, 1, 2, 4.0)),
+                       ("speculation-just-short", (LLAMA_3_1_8B, binary, 2048.0, 0, F8, B, 1, 2, 3.999))]:
+        with g.case(f"claim-{name}"):
+            _check(g.call("check_claim", *args), ref.check_claim(*args))
     base = (LLAMA_3_1_8B, H100_SXM, 1000.0, 2048, B, B, 1, 8, 5.0)
     bad = [("zero-claim", 2, 0.0), ("nan-claim", 2, math.nan), ("negative-context", 3, -1), ("zero-gpus", 6, 0),
            ("bool-gpus", 6, True), ("zero-max-gpus", 7, 0), ("tokens-per-step-below-1", 8, 0.5),
+           ("tokens-per-step-nan", 8, math.nan), ("tokens-per-step-inf", 8, math.inf),
            ("float-context", 3, 2048.0), ("dtype-not-enum", 4, "bf16")]
     for name, i, v in bad:
         args = list(base)
