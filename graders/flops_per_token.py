@@ -89,18 +89,22 @@ def _expect_dict(out, expected: dict, keys, *, exact: bool) -> None:
             expect_close(out[k], float(expected[k]), name=f"[{k!r}]", rtol=RTOL)
 
 
+def _slug(s: str) -> str:
+    return s.lower().replace(" ", "-")
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     for m in _models():
-        with g.case(f"param-counts-{m.name}"):
+        with g.case(f"param-counts-{_slug(m.name)}"):
             _expect_dict(g.call("param_counts", m), ref.param_counts(m), PARAM_KEYS, exact=True)
     for i, m in enumerate(_models()):
         for L in ((1, 4096, 131072) if i < 4 else (1 + 997 * i,)):
-            with g.case(f"flops-{m.name}-ctx{L}"):
+            with g.case(f"flops-{_slug(m.name)}-ctx{L}"):
                 _expect_dict(g.call("flops_per_token", m, L), ref.flops_per_token(m, L),
                              FLOP_KEYS, exact=False)
     for m in _models():
-        with g.case(f"crossover-{m.name}"):
+        with g.case(f"crossover-{_slug(m.name)}"):
             _exact(g.call("attention_crossover_context", m), ref.attention_crossover_context(m),
                    "crossover context")
     with g.case("crossover-exact-boundary"):
@@ -113,6 +117,7 @@ def grade(g: Grading) -> None:
         g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, 0)
         g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, -5)
         g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, 2.5)
+        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, True)
         bad_gqa = dataclasses.replace(specs.LLAMA_3_1_8B, n_kv_heads=5)
         g.raises("ValueError", "param_counts", bad_gqa)
         g.raises("ValueError", "attention_crossover_context", bad_gqa)
