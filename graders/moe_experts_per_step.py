@@ -56,10 +56,13 @@ def grade(g: Grading) -> None:
         cases.append((E, k, B))
     for E, k, B in cases:
         with g.case(f"expected-distinct-E{E}-k{k}-B{B}"):
-            expect_close(g.call("expected_distinct_experts", E, k, B), ref.expected_distinct_experts(E, k, B),
-                         rtol=RTOL)
+            out = g.call("expected_distinct_experts", E, k, B)
+            expect_close(out, ref.expected_distinct_experts(E, k, B), rtol=RTOL)
+            if not isinstance(out, float):
+                fail(f"expected a float (the statement's return type), got {type(out).__name__}")
     for name, args in [("top-k-above-E", (4, 5, 1)), ("zero-experts", (0, 1, 1)), ("zero-top-k", (8, 0, 1)),
-                       ("negative-batch", (8, 2, -1)), ("float-batch", (8, 2, 4.0)), ("bool-top-k", (8, True, 4))]:
+                       ("negative-batch", (8, 2, -1)), ("float-batch", (8, 2, 4.0)), ("bool-top-k", (8, True, 4)),
+                       ("bool-batch", (256, 8, True))]:
         with g.case(f"expected-distinct-rejects-{name}"):
             g.raises("ValueError", "expected_distinct_experts", *args)
 
