@@ -18,6 +18,7 @@ RTOL = 1e-9
 SLOW_SFU = dataclasses.replace(H100_SXM, name="made-up-slow-sfu", sfu_ops_per_clock_per_sm=8, sm_count=100,
                                clock_hz=1.5e9)
 FAST_SFU = dataclasses.replace(B200, name="made-up-fast-sfu", sfu_ops_per_clock_per_sm=32)
+NO_SFU = dataclasses.replace(H100_SXM, name="made-up-no-sfu", sfu_ops_per_clock_per_sm=0)
 GPUS = [H100_SXM, H200_SXM, B200, A100_SXM_80GB, SLOW_SFU, FAST_SFU]
 
 
@@ -56,6 +57,9 @@ def grade(g: Grading) -> None:
            ("ratio-head-dim-0", "exp_to_matmul_ratio", (H100_SXM, DType.BF16, 0)),
            ("ratio-bool-head-dim", "exp_to_matmul_ratio", (H100_SXM, DType.BF16, True)),
            ("share-fp32", "exp_time_share", (H100_SXM, DType.FP32, 128)),
+           ("ratio-no-sfu", "exp_to_matmul_ratio", (NO_SFU, DType.BF16, 128)),
+           ("share-no-sfu", "exp_time_share", (NO_SFU, DType.BF16, 128)),
+           ("fraction-no-sfu", "attention_fraction_of_peak", (NO_SFU, DType.BF16, 128, 1.0, True)),
            ("fraction-efficiency-0", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, 0.0, False)),
            ("fraction-efficiency-above-1", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, 1.5, False)),
            ("fraction-efficiency-nan", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, math.nan, True)),
