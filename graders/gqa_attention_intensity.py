@@ -53,12 +53,16 @@ def _exact(actual, expected: int, name: str) -> None:
         fail(f"{name}: got {actual}, which is {'too large' if actual > expected else 'too small'}")
 
 
+def _slug(s: str) -> str:
+    return s.lower().replace(" ", "-")
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     for m in MODELS:
         for kd in (DType.BF16, DType.FP8, DType.FP32):
             for b, L in ((1, 1), (64, 4096), (4096, 1_000_000), (3, 77)):
-                with g.case(f"attention-{m.name}-{kd.value}-b{b}-L{L}"):
+                with g.case(f"attention-{_slug(m.name)}-{kd.value}-b{b}-L{L}"):
                     expect_close(g.call("decode_attention_intensity", m, kd, b, L),
                                  ref.decode_attention_intensity(m, kd, b, L), rtol=RTOL)
     for b in (1, 8, 296, 1000):
@@ -71,7 +75,7 @@ def grade(g: Grading) -> None:
             for kd, cd in ((DType.BF16, DType.BF16), (DType.FP8, DType.FP8), (DType.FP8, DType.BF16)):
                 if cd is DType.FP8 and gpu.fp8_dense_flops is None:
                     continue
-                with g.case(f"regime-{m.name}-{gpu.name}-kv-{kd.value}-math-{cd.value}"):
+                with g.case(f"regime-{_slug(m.name)}-{_slug(gpu.name)}-kv-{kd.value}-math-{cd.value}"):
                     out = g.call("attention_regime", m, gpu, kd, cd)
                     exp = ref.attention_regime(m, gpu, kd, cd)
                     if not isinstance(out, dict) or set(out) != set(KEYS):
@@ -85,7 +89,7 @@ def grade(g: Grading) -> None:
                        (DType.INT4, DType.BF16)):
             if cd is DType.FP8 and gpu.fp8_dense_flops is None:
                 continue
-            with g.case(f"group-size-{gpu.name}-kv-{kd.value}-math-{cd.value}"):
+            with g.case(f"group-size-{_slug(gpu.name)}-kv-{kd.value}-math-{cd.value}"):
                 _exact(g.call("heads_per_kv_head_for_ridge", gpu, kd, cd),
                        ref.heads_per_kv_head_for_ridge(gpu, kd, cd), "heads per KV head")
     with g.case("rejects-bad-inputs"):

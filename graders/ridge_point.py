@@ -56,18 +56,22 @@ def _check_roofline(out, exp) -> None:
         fail(f"['bound']: got {out['bound']!r}, which is not the roof that binds at this intensity")
 
 
+def _slug(s: str) -> str:
+    return s.lower().replace(" ", "-")
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     for gpu in _gpus():
         for dt in _dtypes(gpu):
-            with g.case(f"ridge-{gpu.name}-{dt.value}"):
+            with g.case(f"ridge-{_slug(gpu.name)}-{dt.value}"):
                 expect_close(g.call("ridge_point", gpu, dt), ref.ridge_point(gpu, dt), rtol=RTOL)
     for gpu in _gpus():
         dt = _dtypes(gpu)[-1]
         ridge = ref.ridge_point(gpu, dt)
         for label, x in (("zero", 0.0), ("low", ridge / 7.3), ("at-ridge", ridge),
                          ("high", ridge * 3.1), ("int", 64)):
-            with g.case(f"roofline-{gpu.name}-{dt.value}-{label}"):
+            with g.case(f"roofline-{_slug(gpu.name)}-{dt.value}-{label}"):
                 _check_roofline(g.call("roofline", gpu, dt, x), ref.roofline(gpu, dt, x))
     for b in (1, 7, 64, 296, 1000):
         for wd in (DType.BF16, DType.FP8, DType.INT4, DType.FP32):
@@ -85,7 +89,7 @@ def grade(g: Grading) -> None:
             x = ref.ridge_point(gpu, cd) * wd.bytes_per_element / 2
             if gpu is not BINARY and abs(x - round(x)) < 1e-6 * x:
                 continue  # never grade a float-rounding coin flip
-            with g.case(f"batch-{gpu.name}-{wd.value}-on-{cd.value}"):
+            with g.case(f"batch-{_slug(gpu.name)}-{wd.value}-on-{cd.value}"):
                 _exact(g.call("compute_bound_batch", gpu, wd, cd), exp, "compute_bound_batch")
     with g.case("tiny-ridge-batch-is-at-least-1"):
         fast_mem = dataclasses.replace(BINARY, name="fast-memory", hbm_bytes_per_s=float(2**52))
