@@ -142,22 +142,43 @@ def _collectives(g: Grading) -> None:
         case = f"all-reduce p={p} N={n} {str(dt).replace('torch.', '')}"
         with g.case(case):
             _all_reduce(g, state, case, 70 + k, p, n, dt)
-    with g.case("all-gather raises ValueError on a chunk of the wrong size"):
-        if state.deadlocked_in is not None:
-            fail(f"not run: the submission deadlocked in case {state.deadlocked_in!r}")
-        p, n = 3, 10                                # sizes 4, 3, 3: give every rank 5 elements
-        net = RingNetwork(p, timeout_s=TIMEOUT_S)
-        comms = [g.host(net.comm(r), ["send_recv"], {"rank": r, "world_size": p}, concurrent=True) for r in range(p)]
-        try:
-            g.call_spmd("ring_all_gather", [((torch.zeros(5, dtype=i64), comms[r], n), {}) for r in range(p)])
-        except SubmissionRaised as e:
-            wrong = [r for r, x in enumerate(e.per_rank) if x is None or not x.is_a("ValueError")]
-            if wrong:
-                fail(f"rank(s) {wrong} did not raise ValueError")
-        else:
-            fail("expected ValueError on every rank, but the call returned")
-        if any(net.steps(r) for r in range(p)):
-            fail("a rank communicated before checking its chunk size")
+    p, n = 3, 10                                    # tensor_split sizes 4, 3, 3
+    chunks = [torch.zeros(k, dtype=i64) for k in (4, 3, 3)]
+    bad = [("all-gather raises ValueError on a chunk of the wrong size", "ring_all_gather",
+            [(torch.zeros(5, dtype=i64), n)] * p),
+           ("all-gather raises ValueError on n = 10.0 (a float)", "ring_all_gather",
+            [(chunks[r], 10.0) for r in range(p)]),
+           ("all-gather raises ValueError on n = True (a bool)", "ring_all_gather",
+            [(torch.zeros(1 if r == 0 else 0, dtype=i64), True) for r in range(p)]),
+           ("all-gather raises ValueError on a 2-D chunk", "ring_all_gather",
+            [(chunks[r][None], n) for r in range(p)]),
+           ("reduce-scatter raises ValueError on a 2-D x", "ring_reduce_scatter",
+            [(torch.ones(2, 5, dtype=i64),)] * p),
+           ("all-reduce raises ValueError on a 0-D x", "ring_all_reduce",
+            [(torch.tensor(1.0),)] * p),
+           ("all-reduce raises ValueError on a 2-D x", "ring_all_reduce",
+            [(torch.ones(5, 2, dtype=f32),)] * p)]
+    for case, fn, args in bad:
+        with g.case(case):
+            _expect_value_error(g, state, fn, p, args)
+
+
+def _expect_value_error(g: Grading, state: _State, fn: str, p: int, per_rank_args) -> None:
+    """Every rank must raise ValueError before sending anything."""
+    if state.deadlocked_in is not None:
+        fail(f"not run: the submission deadlocked in case {state.deadlocked_in!r}")
+    net = RingNetwork(p, timeout_s=TIMEOUT_S)
+    comms = [g.host(net.comm(r), ["send_recv"], {"rank": r, "world_size": p}, concurrent=True) for r in range(p)]
+    try:
+        g.call_spmd(fn, [((args[0], comms[r], *args[1:]), {}) for r, args in enumerate(per_rank_args)])
+    except SubmissionRaised as e:
+        wrong = [r for r, x in enumerate(e.per_rank or [None] * p) if x is None or not x.is_a("ValueError")]
+        if wrong:
+            fail(f"rank(s) {wrong} did not raise ValueError")
+    else:
+        fail("expected ValueError on every rank, but the call returned")
+    if any(net.steps(r) for r in range(p)):
+        fail("a rank communicated before checking its arguments")
 
 
 def _cost_model(g: Grading) -> None:
@@ -183,7 +204,14 @@ def _cost_model(g: Grading) -> None:
            ("tree_allreduce_time", "bw = 0", (1e6, 4, 1e-6, 0.0)),
            ("crossover_bytes", "p = 0", (0, 1e-6, 1e9)),
            ("crossover_bytes", "p = 2.5", (2.5, 1e-6, 1e9)),
-           ("crossover_bytes", "bw = NaN", (8, 1e-6, float("nan")))]
+           ("crossover_bytes", "bw = NaN", (8, 1e-6, float("nan"))),
+           ("crossover_bytes", "p = 8.0 (a float)", (8.0, 1e-6, 1e9)),
+           ("ring_allreduce_time", "p = 8.0 (a float)", (1e6, 8.0, 1e-6, 1e9)),
+           ("tree_allreduce_time", "p = True (a bool)", (1e6, True, 1e-6, 1e9)),
+           ("crossover_bytes", "p = True (a bool)", (True, 1e-6, 1e9)),
+           ("crossover_bytes", "alpha = inf", (8, float("inf"), 1e9)),
+           ("ring_allreduce_time", "bw = inf", (1e6, 8, 1e-6, float("inf"))),
+           ("tree_allreduce_time", "n = inf", (float("inf"), 8, 1e-6, 1e9))]
     for fn, why, args in bad:
         with g.case(f"{fn} raises ValueError: {why}"):
             g.raises("ValueError", fn, *args)

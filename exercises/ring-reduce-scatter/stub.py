@@ -3,7 +3,8 @@
 Every collective runs once per rank, concurrently (SPMD). ``comm`` has ``comm.rank``,
 ``comm.world_size`` (p) and ``comm.send_recv(t) -> tensor``: one ring step, sending a copy of the
 1-D tensor t to rank (rank + 1) % p and returning what rank (rank - 1) % p sent in the same step.
-Chunks are ``torch.tensor_split(x, p)``. See statement.md for the exact rules.
+Chunks are ``torch.tensor_split(x, p)``. See the statement (`inferprep show ring-reduce-scatter`)
+for the exact rules.
 """
 
 import torch
@@ -37,8 +38,8 @@ def ring_all_gather(chunk: torch.Tensor, comm, n: int) -> torch.Tensor:
         (N,) the concatenation of every rank's chunk, in rank order.
 
     Raises:
-        ValueError: chunk not 1-D; n not an int >= 0; len(chunk) differs from the size of chunk r
-            of torch.tensor_split over length n.
+        ValueError: chunk not 1-D; n not a Python int >= 0 (bool and 10.0 raise); len(chunk)
+            differs from the size of chunk r of torch.tensor_split over length n.
     """
     raise NotImplementedError
 
@@ -56,7 +57,8 @@ def ring_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
     """Seconds: 2(p-1)*alpha + 2(p-1)/p * n/bw. n bytes, alpha seconds per step, bw bytes/s.
 
     Raises:
-        ValueError: p not an int >= 1; n < 0; alpha < 0; bw <= 0; a non-finite number.
+        ValueError: p not a Python int >= 1 (bool and 8.0 raise); n < 0; alpha < 0; bw <= 0;
+            n, alpha or bw not finite (NaN, inf).
     """
     raise NotImplementedError
 
@@ -70,6 +72,7 @@ def crossover_bytes(p: int, alpha: float, bw: float) -> float:
     """Bytes: the size n above which ring_allreduce_time < tree_allreduce_time.
 
     Raises:
-        ValueError: p not an int >= 1; alpha < 0; bw <= 0; a non-finite number.
+        ValueError: p not a Python int >= 1 (bool and 8.0 raise); alpha < 0; bw <= 0;
+            alpha or bw not finite (NaN, inf).
     """
     raise NotImplementedError
