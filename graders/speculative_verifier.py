@@ -33,6 +33,7 @@ class Rule:
     draw: str = "given"          # given | reuse (the rejected position's accept uniform) | own | gumbel | multinomial
     bonus: str = "p_n"           # p_n | none (when n >= 1) | q_last | p_prev | col_k
     keep_going: bool = False     # verify every draft even after a rejection
+    swap_first: bool = False     # swap the first emitted token between rows with the same context
 
 
 LOSSLESS = {
@@ -55,6 +56,9 @@ BIASED = {
     "accept on u < p": Rule(accept="p"),
     "keeps verifying after a rejection": Rule(keep_going=True),
     "correction drawn with the rejected draft's uniform": Rule(draw="reuse"),
+    # Every per-position marginal of the stream is exact (the swapped rows are exchangeable), only
+    # the joint of consecutive tokens is wrong: a test of marginals or unigram counts passes it.
+    "first token swapped between rows with the same context": Rule(swap_first=True),
 }
 
 
@@ -170,7 +174,31 @@ class Specimen:
             skip = ~rejected & (n >= 1)
             out[rows[skip], m[skip]] = -1
             num = torch.where(skip, m, num)
+        if rule.swap_first:
+            self._swap_first(out, num, p_all[:, 0], n)
         return out.to(device), num.to(device)
+
+    def _swap_first(self, out, num, p0, n) -> None:
+        """Pair up, at random, rows that have the same target distribution at column 0 (the same
+        context) and the same n and that both emit >= 2 tokens, and swap their first tokens. Such
+        rows are exchangeable, so the law of every single stream position (and of the stream's
+        length and last token) is unchanged; the first token just stops depending on the rest."""
+        elig = (num >= 2).nonzero().squeeze(-1)
+        if elig.numel() < 2:
+            return
+        perm = elig[torch.randperm(elig.numel(), generator=self.gen)]
+        key = torch.cat([p0[perm], n[perm, None].to(torch.float64)], 1)
+        inv = torch.unique(key, dim=0, return_inverse=True)[1]
+        order = torch.sort(inv, stable=True).indices                    # grouped, random within a group
+        rows_s, grp = perm[order], inv[order]
+        idx = torch.arange(grp.numel())
+        first = torch.ones_like(grp, dtype=torch.bool)
+        first[1:] = grp[1:] != grp[:-1]
+        rank = idx - torch.cummax(torch.where(first, idx, 0), 0).values
+        a = idx[(rank % 2 == 0) & (idx + 1 < grp.numel())]
+        a = a[grp[a + 1] == grp[a]]
+        ra, rb = rows_s[a], rows_s[a + 1]
+        out[ra, 0], out[rb, 0] = out[rb, 0].clone(), out[ra, 0].clone()
 
 
 # -- part 1 inputs ------------------------------------------------------------------------------
@@ -198,6 +226,39 @@ def _batch(g, B, K, V, dtype=torch.float64, ragged=True, garbage=False, onehot_t
     au = torch.rand(B, K, generator=g, dtype=torch.float64)
     su = torch.rand(B, generator=g, dtype=torch.float64)
     return [drafts, q, p, n, au, su]
+
+
+def _f32_near_boundary(g, B, K, V):
+    """float32 probabilities with every accept uniform the largest float64 below p/q (when p/q < 1):
+    float64 accepts; arithmetic in float32 usually rounds u up to p/q and rejects."""
+    args = _batch(g, B, K, V, dtype=torch.float32, ragged=False)
+    tok, q32, p32 = args[0], args[1], args[2]
+    p = p32[:, :K].double().gather(-1, tok[..., None]).squeeze(-1)
+    q = q32.double().gather(-1, tok[..., None]).squeeze(-1)
+    ratio = p / q
+    below = torch.nextafter(ratio, torch.zeros_like(ratio))
+    args[4] = torch.where(ratio < 1, below, args[4])
+    return args
+
+
+def _draw_ties(g, rows=12, V=6):
+    """Bonus draws (n = 0) from dyadic d whose total is not a power of two, with s = cumsum[i] / total
+    chosen where s * total == cumsum[i] (no index i) but the normalized cumsum[i] / total > s."""
+    ds, us = [], []
+    while len(ds) < rows:
+        d = torch.randint(0, 9, (V,), generator=g).double() / 8
+        cs = d.cumsum(0)
+        total = float(cs[-1])
+        i = int(torch.randint(0, V - 1, (1,), generator=g))
+        if total == 0 or cs[i] == 0 or cs[i] == total:
+            continue
+        u = float(cs[i]) / total
+        if (cs <= u * total).sum() != (cs / total <= u).sum():
+            ds.append(d)
+            us.append(u)
+    return [torch.zeros(rows, 1, dtype=torch.int64), torch.full((rows, 1, V), 1.0 / V, dtype=torch.float64),
+            torch.stack([torch.stack(ds), torch.stack(ds)], 1), torch.zeros(rows, dtype=torch.int64),
+            torch.full((rows, 1), 0.5, dtype=torch.float64), torch.tensor(us, dtype=torch.float64)]
 
 
 def _check_verify(g: Grading, ref, args, what: str = "") -> None:
@@ -257,6 +318,26 @@ def _part1(g: Grading, ref) -> None:
     with g.case("verify: residual that sums to 0 falls back to the target"):
         # target row not normalized: p = q/2, so p/q = 0.5 and max(0, p - q) is all zeros
         _check_verify(g, ref, one([[0.5, 0.25, 0.25]], [[0.25, 0.125, 0.125], [0.5, 0.5, 0.0]], [1], 1, [0.75], 0.5))
+
+    with g.case("verify: float32 inputs, u just below p/q (the accept test in float64)"):
+        # p/q = .25/.75 = 0.333...3 in float64 > u = 0.33333333 (accept, then bonus 1); in float32 the
+        # quotient and u both round to 0.33333334 and the draft would be rejected
+        args = one([[0.75, 0.25]], [[0.25, 0.75], [0.5, 0.5]], [0], 1, [0.33333333], 0.5)
+        args[1], args[2] = args[1].float(), args[2].float()
+        _check_verify(g, ref, args)
+        _check_verify(g, ref, _f32_near_boundary(g.rng(207), 64, 3, 6))
+    with g.case("verify: draw ties (u*total equal to a partial sum) with totals that are not powers of two"):
+        # [0, .625, .125] with s = 0.8333333333333333: s*.75 == .625 exactly, so index 2; the
+        # normalized partial sum .625/.75 rounds to 0.8333333333333334 > s and would give index 1
+        _check_verify(g, ref, [torch.zeros(1, 0, dtype=torch.int64), torch.zeros(1, 0, 3, dtype=torch.float64),
+                               torch.tensor([[[0.0, 0.625, 0.125]]], dtype=torch.float64), torch.tensor([0]),
+                               torch.zeros(1, 0, dtype=torch.float64),
+                               torch.tensor([0.8333333333333333], dtype=torch.float64)])
+        _check_verify(g, ref, _draw_ties(g.rng(208)))
+    with g.case("verify: q = 0 at a draft after a guaranteed rejection still raises ValueError"):
+        # draft 0 has p = 0 so it is always rejected; draft 1 has q = 0 -> the error checks cover every j < n
+        args = one([[0.5, 0.5], [1.0, 0.0]], [[0.0, 1.0], [0.5, 0.5], [0.5, 0.5]], [0, 1], 2, [0.5, 0.5], 0.5)
+        g.raises("ValueError", "verify", *[a.to(g.device) for a in args])
 
     # ValueError cases.
     base = _batch(g.rng(300), 4, 3, 5, ragged=False)

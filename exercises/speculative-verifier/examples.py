@@ -66,7 +66,7 @@ def grade(g: Grading) -> None:
         g.raises("ValueError", "verify", *[a.to(g.device) for a in args])
 
     for biased in (False, True):
-        name = "resamples from p on rejection (biased)" if biased else "the part-1 rule (lossless)"
+        name = "resamples from p on rejection (biased)" if biased else "follows the part-1 rule (lossless)"
         with g.case(f"is_lossless: a verifier that {name}"):
             got = g.call("is_lossless", g.host(PublicVerifier(biased), ["__call__"]), 5, 1234)
             if got is not (not biased):

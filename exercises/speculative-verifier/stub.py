@@ -1,5 +1,6 @@
 """speculative-verifier: batched rejection-sampling verification (part 1) and a test that a
-verifier is lossless (part 2). Read statement.md for the exact rules."""
+verifier is lossless (part 2). Read the statement (`inferprep show speculative-verifier`)
+for the exact rules."""
 
 import torch
 
