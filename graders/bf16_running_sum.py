@@ -115,6 +115,11 @@ STALLS = [
     ("fp16-one-plus-2^-52", 1.0 + 2.0 ** -52, torch.float16),
     ("fp32-one-plus-2^-52", 1.0 + 2.0 ** -52, torch.float32),
     ("fp32-one-plus-2^-30", 1.0 + 2.0 ** -30, torch.float32),
+    # just above a power of two: math.log2 rounds to the integer, so a closed form built on
+    # ceil(log2(increment)) lands one binade low
+    ("bf16-sixteen-plus-ulp", 16.0 * (1.0 + 2.0 ** -52), torch.bfloat16),
+    ("fp16-sixteen-plus-ulp-overflows", 16.0 * (1.0 + 2.0 ** -52), torch.float16),
+    ("fp32-1024-plus-ulp", 1024.0 * (1.0 + 2.0 ** -52), torch.float32),
 ]
 
 
