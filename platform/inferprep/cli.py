@@ -103,8 +103,14 @@ def plain_math(markdown: str) -> str:
         t = re.sub(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", t)
         t = re.sub(r"\\binom\{([^{}]*)\}\{([^{}]*)\}", r"C(\1, \2)", t)
         t = t.replace("^\\top", "ᵀ").replace("^\\star", "*").replace("^{\\top}", "ᵀ")
-        t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
-        t = re.sub(r"_\{([^{}]*)\}", r"_\1", t)
+        # a one-character exponent or index reads fine bare; a longer one keeps its grouping
+        t = re.sub(r"\^\{([^{}])\}", r"^\1", t)
+        t = re.sub(r"_\{([^{}])\}", r"_\1", t)
+        t = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", t)
+        t = re.sub(r"_\{([^{}]*)\}", r"_(\1)", t)
+        t = re.sub(r"\\(?:mathbb|texttt|mathcal|boldsymbol)\{([^{}]*)\}", r"\1", t)
+        t = re.sub(r"\\(?:big|Big|bigg|Bigg|mathrel|displaystyle)\b", "", t)
+        t = t.replace("\\circ", "∘").replace("\\partial", "∂").replace("\\sqrt", "√").replace("\\ln", "ln")
         return t
     markdown = re.sub(r"\$\$(.+?)\$\$", lambda m: "`" + conv(m).strip() + "`", markdown, flags=re.S)
     return re.sub(r"(?<![\\$])\$([^$\n]+?)\$", conv, markdown)
