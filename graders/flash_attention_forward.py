@@ -5,7 +5,9 @@ Three parts:
    whose length no block size divides, causal and not, rows whose every score is about -1e4
    (m initialised to 0 turns them into 0/0), single-row blocks, bf16/fp16 inputs; and one long
    causal case (N = 12288, float32) where an N x N float32 score matrix alone is 576 MiB, more
-   than the exercise's memory limit (enforced on CPU), while the tiled working set is kilobytes.
+   than the exercise's memory limit (enforced on CPU), while the tiled working set is kilobytes;
+   and the same N with block_q = N, block_k = 64, where a B_q x N row block (score the whole query
+   tile against every key, then torch.softmax) is 576 MiB again but a real tile is 3 MiB.
 2. ``flash_attention_tiles`` against a hosted HBM model: the submission can only read one
    (block x d) tile per call. The parent records every call, checks the call sequence against
    the on-chip model of the statement (one Q tile at a time; each needed K/V tile read exactly
@@ -229,6 +231,7 @@ def grade(g: Grading) -> None:
         (100, 16, 24, 32, False),
         (45, 8, 8, 20, True),
         (9, 4, 16, 16, True),
+        (16, 4, 8, 7, True),   # K tile 1 starts on row 7, Q tile 0's last row: needed (skip off-by-one)
     ]
     for c, (n, d, bq, bk, causal) in enumerate(tile_cases):
         with g.case(f"tiles-N{n}-bq{bq}-bk{bk}-{'causal' if causal else 'full'}"):
@@ -282,4 +285,22 @@ def grade(g: Grading) -> None:
         expect_tensor(o[0, 0, rows], (torch.softmax(s, -1) @ v[0, 0].double()).float(),
                       name="out (192 sampled rows)", rtol=1e-4, atol=2e-5)
         expect_tensor(lse[0, 0, rows], torch.logsumexp(s, -1).float(), name="lse (192 sampled rows)",
+                      rtol=1e-5, atol=1e-4)
+
+    # -- long, one query tile: a B_q x N row block of scores is N x N again -----------------------
+    with g.case("long-causal-N12288-bq12288-bk64-no-rowblock"):
+        n, d = 12288, 8
+        q, k, v = (rnd(3100 + t, 1, 1, n, d) for t in range(3))
+        out = g.call("flash_attention_forward", q, k, v, causal=True, block_q=n, block_k=64)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            fail("flash_attention_forward must return a pair (out, lse)")
+        o, lse = out
+        expect_tensor(o, q, name="out", rtol=float("inf"), atol=float("inf"))  # shape, dtype, NaN
+        expect_tensor(lse, q[..., 0], name="lse", rtol=float("inf"), atol=float("inf"))
+        rows = torch.randperm(n, generator=g.rng(3110))[:128].sort().values.to(dev)
+        s = (q[0, 0, rows].double() @ k[0, 0].double().T) / math.sqrt(d)
+        s = s.masked_fill(torch.arange(n, device=dev)[None, :] > rows[:, None], -math.inf)
+        expect_tensor(o[0, 0, rows], (torch.softmax(s, -1) @ v[0, 0].double()).float(),
+                      name="out (128 sampled rows)", rtol=1e-4, atol=2e-5)
+        expect_tensor(lse[0, 0, rows], torch.logsumexp(s, -1).float(), name="lse (128 sampled rows)",
                       rtol=1e-5, atol=1e-4)
