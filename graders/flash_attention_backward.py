@@ -6,7 +6,9 @@ input dtype (O) and to float32 (lse; float64 for float64 inputs), as a real forw
 would have saved them. Cases: lengths no block divides, causal and not, one-row blocks,
 scores around -150 (lse far from 0, so an unscaled or shifted exponent is visible), an explicit
 scale != 1/sqrt(d) (so an unscaled logsumexp cannot hide), bf16/fp16/float64, and a long causal
-case (N = 12288, float32) where an N x N float32 matrix alone exceeds the memory limit.
+case (N = 12288, float32) where an N x N float32 matrix alone exceeds the memory limit, once
+with 256 x 256 tiles and once with block_q = N, block_k = 64 (a B_q x N row block is N x N
+again); and a bf16 case with a large D = rowsum(dO * O), where D rounded to bf16 is visible.
 """
 
 from __future__ import annotations
@@ -123,30 +125,47 @@ def grade(g: Grading) -> None:
         g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse, q, block_k=0)
 
     with g.case("long-causal-N12288-no-NxN"):
-        n, d = 12288, 32
-        q, k, v, do = (rnd(3000 + t, 1, 1, n, d) for t in range(4))
-        o, lse = _forward(q, k, v)
-        out = unpack(g.call("flash_attention_backward", q, k, v, o, lse, do, causal=True, block_q=256, block_k=256))
-        for name, got in zip(("dq", "dk", "dv"), out):
-            expect_tensor(got, q, name=name, rtol=math.inf, atol=math.inf)   # type, shape, dtype, NaN
-        # float64 truth on 160 sampled query rows (dq) and 160 sampled key rows (dk, dv)
-        q64, k64, v64, do64 = (t[0, 0].double() for t in (q, k, v, do))
-        L, D = lse[0, 0].double(), (do64 * o[0, 0].double()).sum(-1)
-        sc = 1.0 / math.sqrt(d)
-        idx = torch.arange(n, device=dev)
-        rows = torch.randperm(n, generator=g.rng(3010))[:160].sort().values.to(dev)
-        p = torch.exp((q64[rows] @ k64.T * sc).masked_fill(idx[None, :] > rows[:, None], -math.inf) - L[rows, None])
-        ds = p * (do64[rows] @ v64.T - D[rows, None])
-        dq_want = sc * ds @ k64
-        cols = torch.randperm(n, generator=g.rng(3011))[:160].sort().values.to(dev)
-        p = torch.exp((q64 @ k64[cols].T * sc).masked_fill(cols[None, :] > idx[:, None], -math.inf) - L[:, None])
-        dv_want = p.T @ do64
-        ds = p * (do64 @ v64[cols].T - D[:, None])
-        dk_want = sc * ds.T @ q64
-        for name, got, sel, w in (("dq", out[0], rows, dq_want), ("dk", out[1], cols, dk_want), ("dv", out[2], cols, dv_want)):
-            expect_tensor(got[0, 0, sel], w.float(), name=f"{name} (160 sampled rows)", rtol=2e-4,
-                          atol=5e-4 * float(w.abs().max()))
+        _long_case(g, rnd, 12288, 32, 256, 256, 3000, 160)
 
+    # one query tile: a B_q x N row block (the whole query tile against every key, torch.softmax,
+    # lse never read) is N x N again, 576 MiB; a real B_q x B_k tile is 3 MiB
+    with g.case("long-causal-N12288-bq12288-bk64-no-rowblock"):
+        _long_case(g, rnd, 12288, 8, 12288, 64, 3100, 96)
+
+    # V and dO share a positive offset, so D = rowsum(dO * O) is large (~ d) while dP - D is O(1):
+    # D rounded to bf16 (spacing 0.5 near 128) shifts every dS by far more than the tolerance.
+    with g.case("backward-bfloat16-N512-d128-large-D"):
+        n, d = 512, 128
+        q, k = rnd(1010, 1, 1, n, d, dtype=torch.bfloat16), rnd(1011, 1, 1, n, d, dtype=torch.bfloat16)
+        v = (1.0 + torch.randn(1, 1, n, d, generator=g.rng(1012), dtype=torch.float64)).to(torch.bfloat16).to(dev)
+        do = (1.0 + torch.randn(1, 1, n, d, generator=g.rng(1013), dtype=torch.float64)).to(torch.bfloat16).to(dev)
+        check_backward(g, q, k, v, do, True, 64, 64)
+
+
+def _long_case(g, rnd, n, d, bq, bk, seed, samples):
+    """Causal float32 backward at length n; float64 truth on sampled query rows (dq) and key rows (dk, dv)."""
+    dev = g.device
+    q, k, v, do = (rnd(seed + t, 1, 1, n, d) for t in range(4))
+    o, lse = _forward(q, k, v)
+    out = unpack(g.call("flash_attention_backward", q, k, v, o, lse, do, causal=True, block_q=bq, block_k=bk))
+    for name, got in zip(("dq", "dk", "dv"), out):
+        expect_tensor(got, q, name=name, rtol=math.inf, atol=math.inf)   # type, shape, dtype, NaN
+    q64, k64, v64, do64 = (t[0, 0].double() for t in (q, k, v, do))
+    L, D = lse[0, 0].double(), (do64 * o[0, 0].double()).sum(-1)
+    sc = 1.0 / math.sqrt(d)
+    idx = torch.arange(n, device=dev)
+    rows = torch.randperm(n, generator=g.rng(seed + 10))[:samples].sort().values.to(dev)
+    p = torch.exp((q64[rows] @ k64.T * sc).masked_fill(idx[None, :] > rows[:, None], -math.inf) - L[rows, None])
+    ds = p * (do64[rows] @ v64.T - D[rows, None])
+    dq_want = sc * ds @ k64
+    cols = torch.randperm(n, generator=g.rng(seed + 11))[:samples].sort().values.to(dev)
+    p = torch.exp((q64 @ k64[cols].T * sc).masked_fill(cols[None, :] > idx[:, None], -math.inf) - L[:, None])
+    dv_want = p.T @ do64
+    ds = p * (do64 @ v64[cols].T - D[:, None])
+    dk_want = sc * ds.T @ q64
+    for name, got, sel, w in (("dq", out[0], rows, dq_want), ("dk", out[1], cols, dk_want), ("dv", out[2], cols, dv_want)):
+        expect_tensor(got[0, 0, sel], w.float(), name=f"{name} ({samples} sampled rows)", rtol=2e-4,
+                      atol=5e-4 * float(w.abs().max()))
 
 def _forward(q, k, v):
     """O and lse of a causal float32 forward, 2048 query rows at a time (the parent avoids N x N too)."""
