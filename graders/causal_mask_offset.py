@@ -6,7 +6,9 @@ Cases: masks over (T, S) with T < S, T = S, T > S, T = 0 and S = 0; attention fo
 (T = 1), chunked prefill, T > S (fully masked rows) and S = 0; the DOMAIN-NOTES I9 example
 (3 cached tokens, 2 new, all scores 0, V = 0..4 -> 1.5 and 2.0); and the cache invariant the
 whole thing exists for: feeding a sequence chunk by chunk (hidden split points, including all
-1-token decode steps) against the growing cache gives the full causal forward.
+1-token decode steps) against the growing cache gives the full causal forward. Also: visible
+scores of -1e4 and -2e4 (a finite -1e4 fill is not an exact exclusion), and bf16 with scores
+near +64 (bf16 spacing 0.5 there: math in the input dtype moves the weights far past tolerance).
 """
 
 from __future__ import annotations
@@ -94,6 +96,21 @@ def grade(g: Grading) -> None:
     with g.case("attention-explicit-scale"):
         q, k, v = rnd(430, 1, 1, 4, 8), rnd(431, 1, 1, 12, 8), rnd(432, 1, 1, 12, 8)
         check_attention(g, q, k, v, scale=0.3)
+    # visible scores of -1e4 (head 0) and -2e4 (head 1): a finite fill such as -1e4 is no longer
+    # "excluded exactly" (T=2, S=5, v_j = j: query 0 must give 1.5, a -1e4 fill gives 2.0 / 4.0)
+    with g.case("visible-scores-minus-1e4-and-2e4"):
+        q = torch.tensor([-100.0, -200.0], device=dev).view(1, 2, 1, 1).expand(1, 2, 2, 1).contiguous()
+        k = torch.full((1, 2, 5, 1), 100.0, device=dev)
+        v = torch.arange(5.0, device=dev).view(1, 1, 5, 1).expand(1, 2, 5, 1).contiguous()
+        check_attention(g, q, k, v, scale=1.0)
+    # bf16 with scores around +64 (a shared offset in q and k): bf16 spacing there is 0.5, so scores
+    # rounded to bf16 before the softmax move the weights by up to ~28%; float32 math does not
+    with g.case("attention-bfloat16-T8-S300-scores-near-64"):
+        bf = torch.bfloat16
+        q = (4.0 + 0.5 * torch.randn(1, 2, 8, 16, generator=g.rng(440), dtype=torch.float64)).to(bf).to(dev)
+        k = (1.0 + 0.3 * torch.randn(1, 2, 300, 16, generator=g.rng(441), dtype=torch.float64)).to(bf).to(dev)
+        v = rnd(442, 1, 2, 300, 16, dtype=bf)
+        check_attention(g, q, k, v, scale=1.0)
 
     # -- the invariant: chunked prefill / decode against a growing cache == full causal forward -----
     splits = {"decode-steps-L20": (20, [1] * 20), "prefill-then-decode-L24": (24, [16, 1, 1, 1, 1, 1, 1, 1, 1]),
