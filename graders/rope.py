@@ -12,7 +12,8 @@ DOMAIN-NOTES examples (x = [1,2,3,4] and x = [1,0,0,0] at position 1); the relat
 property (q.k after rotation depends only on the position difference) and the layout
 equivalence (half-split of a permuted vector = permuted interleaved), both layouts; position
 ids from left-padded masks (and the end-to-end check that a padded row rotates its real tokens
-exactly like the same prompt alone); packed positions for chunked prefill in a varlen batch.
+exactly like the same prompt alone), float 0.0/1.0 masks accepted and 0.5/NaN rejected; head_dim
+that is a float or bool rejected; packed positions for chunked prefill in a varlen batch.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ def grade(g: Grading) -> None:
         g.raises("ValueError", "rope_cos_sin", torch.tensor([1.0, 2.0], device=dev), 8)
         g.raises("ValueError", "rope_cos_sin", torch.tensor([-1, 2], device=dev), 8)
         g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 8, base=0.0)
+    with g.case("cos-sin-rejects-non-int-head-dim"):   # head_dim must be a Python int; bool is not one
+        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), True)
+        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 8.0)
 
     # -- apply_rope -----------------------------------------------------------------------------
     def check_apply(x, positions, base, interleaved, name="output"):
@@ -195,6 +199,12 @@ def grade(g: Grading) -> None:
     with g.case("position-ids-rejects"):
         g.raises("ValueError", "position_ids_from_mask", torch.tensor([[0, 2, 1]], device=dev))
         g.raises("ValueError", "position_ids_from_mask", torch.tensor([1, 1, 1], device=dev))
+    with g.case("position-ids-float-mask"):   # floating masks of exact 0.0 / 1.0 are accepted
+        mask = torch.tensor([[0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0]], device=dev)
+        expect_ids(mask, torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
+        expect_ids(mask.half(), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
+        g.raises("ValueError", "position_ids_from_mask", torch.tensor([[0.0, 0.5, 1.0]], device=dev))
+        g.raises("ValueError", "position_ids_from_mask", torch.tensor([[1.0, float("nan")]], device=dev))
     with g.case("left-padded-batch-equals-each-prompt-alone"):   # DOMAIN-NOTES I10
         lens, L, d = [2, 4, 7], 7, 16
         mask = torch.stack([(torch.arange(L) >= L - n).long() for n in lens]).to(dev)

@@ -61,9 +61,9 @@ def apply_rope(x, positions, base=10000.0, interleaved=False):
 def position_ids_from_mask(attention_mask):
     if not isinstance(attention_mask, torch.Tensor) or attention_mask.dim() != 2:
         raise ValueError("attention_mask must be a 2-D (B, L) tensor")
-    m = attention_mask.to(torch.int64)
-    if not torch.equal(m, attention_mask.to(torch.float64).to(torch.int64)) or ((m != 0) & (m != 1)).any():
+    if attention_mask.is_complex() or ((attention_mask != 0) & (attention_mask != 1)).any():   # NaN, 0.5 included
         raise ValueError("attention_mask must hold only 0 and 1")
+    m = attention_mask.to(torch.int64)
     pos = m.cumsum(-1) - 1
     return pos.masked_fill(m == 0, 1)
 

@@ -11,14 +11,14 @@ def rope_cos_sin(positions: torch.Tensor, head_dim: int,
 
     Args:
         positions: integer tensor of any shape (...), values >= 0 (absolute token positions).
-        head_dim: even int >= 2.
+        head_dim: even Python int >= 2 (a float such as 8.0, or a bool, is rejected).
         base: rope_theta (> 0); 10000 for GPT-NeoX / Llama 2, 500000 for Llama 3.
 
     Returns:
         (cos, sin): float32 tensors of shape (..., head_dim // 2) on positions' device.
 
     Raises:
-        ValueError: positions not an integer tensor or negative; head_dim odd or < 2; base <= 0.
+        ValueError: positions not an integer tensor or negative; head_dim odd, < 2 or not an int; base <= 0.
     """
     raise NotImplementedError
 
@@ -46,7 +46,8 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0,
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """Position ids of a padded batch: (B, L) int64, cumsum(mask) - 1 on real tokens, 1 on pads.
 
-    Raises ValueError if the mask is not 2-D or holds anything other than 0 and 1.
+    The mask may be integer, bool or floating (a floating mask must hold exactly 0.0 and 1.0).
+    Raises ValueError if the mask is not 2-D or holds anything other than 0 and 1 (0.5, NaN, 2, -1).
     """
     raise NotImplementedError
 
