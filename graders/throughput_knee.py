@@ -90,14 +90,17 @@ def grade(g: Grading) -> None:
             g.raises("ValueError", "fit_step_time", *args)
 
     # 3-4. knee and fraction batch
-    ac = [(0.005, 0.0002), (0.00498, 0.0001776), (0.0, 0.001), (0.031, 2.3e-6)]
-    while len(ac) < 9:
+    ac = [(0.005, 0.0002), (0.00498, 0.0001776), (0.0, 0.001), (0.031, 2.3e-6), (0.5, 0.25)]
+    while len(ac) < 10:
         a = float(torch.empty(1).uniform_(1e-3, 5e-2, generator=gen))
         c = float(torch.empty(1).uniform_(1e-6, 1e-3, generator=gen))
         ac.append((a, c))
     for i, (a, c) in enumerate(ac):
         with g.case(f"knee-{i}"):
-            expect_close(g.call("knee_batch", a, c), ref.knee_batch(a, c), rtol=RTOL)
+            out = g.call("knee_batch", a, c)
+            expect_close(out, ref.knee_batch(a, c), rtol=RTOL)
+            if not isinstance(out, float):
+                fail(f"expected a float (the statement's return type), got {type(out).__name__}")
         for f in (0.5, 0.9, 0.97):
             if not _far_from_integer(a, c, f):
                 continue
