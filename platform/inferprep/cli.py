@@ -139,6 +139,16 @@ def start(slug: str, directory: Path = typer.Argument(Path("."), help="where to 
                   f"grade the hidden cases:    inferprep grade {slug} {target}", soft_wrap=True)
 
 
+def read_submission_file(file: Path) -> str:
+    """The text of a submission file, or one clear line and exit code 2."""
+    if not file.is_file():
+        die(f"no such file: {file}")
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        die(f"{file} is not UTF-8 text")
+
+
 def print_verdict(v: Verdict) -> None:
     inline = console.width >= 140  # otherwise failure messages go full-width under the table
     table = Table(show_lines=False)
@@ -185,12 +195,7 @@ def grade(slug: str, file: Path,
     """Grade FILE against SLUG's hidden cases (or --public examples). Exit code 0 only on a pass."""
     from .runner import judge
     ex = _exercise(slug)
-    if not file.is_file():
-        die(f"no such file: {file}")
-    try:
-        code = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        die(f"{file} is not UTF-8 text")
+    code = read_submission_file(file)
     try:
         dev = judge.resolve_device(device, ex)
     except (judge.DeviceUnavailable, ValueError) as e:

@@ -291,14 +291,9 @@ def submit(slug: str, file: Path,
            timeout: float = typer.Option(600.0, help="seconds to wait for the verdict"),
            as_json: bool = typer.Option(False, "--json", help="print the verdict as JSON")) -> None:
     """Grade FILE on the cohort's server, recorded there as your submission. Exit 0 only on a pass."""
-    from .cli import print_verdict
+    from .cli import print_verdict, read_submission_file
     from .verdict import Verdict
-    if not file.is_file():
-        die(f"no such file: {file}")
-    try:
-        code = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        die(f"{file} is not UTF-8 text")
+    code = read_submission_file(file)
     base = server.rstrip("/")
     body = {"code": code, "kind": "run" if public else "submit", "idempotency_key": uuid.uuid4().hex}
     deadline = time.monotonic() + timeout
