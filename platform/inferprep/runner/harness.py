@@ -28,14 +28,13 @@ import resource
 import socket
 import sys
 import threading
-import time
 import traceback
 from pathlib import Path
 
 import numpy  # noqa: F401  (warm: the submission should not pay for the import)
 import torch
 
-from .wire import Channel, ProxyRef, WireClosed, WireError
+from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
 

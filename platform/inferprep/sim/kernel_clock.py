@@ -30,14 +30,8 @@ buffer larger than the L2 cache so the next kernel starts cold).
 from __future__ import annotations
 
 import random
-import statistics  # noqa: F401 - see below
 import time
 from dataclasses import dataclass, field
-
-# The harness imports this module before its audit hook starts refusing file reads under the
-# home directory, where this machine's Python (pyenv) lives; a stdlib module that nothing
-# imported before that point cannot be imported by a submission. Loading ``statistics`` here
-# keeps ``import statistics`` working in kernel-timing submissions.
 
 __all__ = ["CudaEventTimer", "CpuTimer", "SimulatedDevice", "Launch", "Handle", "l2_flush"]
 

@@ -38,18 +38,11 @@ term makes it ``inf``.
 
 from __future__ import annotations
 
-import decimal  # noqa: F401 - see below
-import fractions  # noqa: F401 - see below
 import math
 import random
 from dataclasses import dataclass
 
 import numpy as np
-
-# The harness imports this module before its audit hook starts refusing file reads under the
-# home directory, where this machine's Python (pyenv) lives; a stdlib module that nothing
-# imported before that point cannot be imported by a submission. Loading ``fractions`` and
-# ``decimal`` here keeps exact arithmetic available to bf16-running-sum submissions.
 
 __all__ = ["KINDS", "FORMATS", "StateSpec", "RunningSumModel", "round_to", "demo_model"]
 
