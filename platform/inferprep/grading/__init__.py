@@ -66,7 +66,7 @@ class Grading:
     """What a grader sees: the submission (``call``, ``raises``, ``host``) and its cases."""
 
     def __init__(self, proc: SubmissionProcess, *, device: str, public: bool, reference_path: Path,
-                 progress=None, fail_fast: bool = False):
+                 progress=None, fail_fast: bool = False, salt: int | None = None):
         self.proc = proc
         self.device = torch.device(device)
         self.public = public
@@ -77,9 +77,10 @@ class Grading:
         self._case_start_record = 0
         self.internal: str | None = None
         self.fail_fast = fail_fast
-        self.salt = secrets.randbits(63)
-        """A fresh random value per grading: derive the order or seeds of cases the submission must
-        not memorize (e.g. which hidden specimen is biased) from it."""
+        self.salt = secrets.randbits(63) if salt is None else int(salt)
+        """The grading's secret (fresh per grading unless replaying one): every random choice a
+        grader makes (hidden data, case order, a hosted specimen's behaviour) derives from it, never
+        from the submission's code."""
 
     # -- the submission -------------------------------------------------------------------------
     def call(self, fn: str, *args, **kwargs) -> Any:

@@ -52,12 +52,15 @@ def versions() -> dict[str, str]:
 
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
-          launcher=None, fail_fast: bool = False) -> Verdict:
+          launcher=None, fail_fast: bool = False, salt: int | None = None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
     ``progress`` is called with each case's result as it finishes; ``launcher`` replaces the
-    default warm-pool launcher (``sandbox.launch`` is the cold path)."""
+    default warm-pool launcher (``sandbox.launch`` is the cold path); ``salt`` is the grading's
+    secret (``Grading.salt``, drawn fresh when None): the same code, salt and catalog replay the
+    same hidden cases. Callers that keep a record (the web worker) store it server-side; it is
+    never part of the verdict the student sees."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
     # and under load torch's default pool stalls float64 work in hosted simulators for 100-300 ms.
@@ -108,7 +111,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
             run_status, message = Status.RUNTIME_ERROR, "the submission process answered out of protocol"
         else:
             g = Grading(proc, device=device, public=public, reference_path=exercise.reference_path,
-                        progress=progress, fail_fast=fail_fast)
+                        progress=progress, fail_fast=fail_fast, salt=salt)
             try:
                 grader.grade(g)
             except StopGrading:
