@@ -6,16 +6,21 @@ already run a torch op hangs on its own first matmul (the intra-op thread pool d
 fork; measured here), so the server imports but never computes, and it never runs submission
 code. Each child is forked from the same pristine state; nothing carries over.
 
-Isolation on the warm path equals the cold path's:
+Isolation on the warm path equals the cold path's, per submission:
 
-- The server runs inside the same bubblewrap sandbox as a cold child (content, home and data
-  directory hidden; no network; own pid/ipc/uts namespaces; private /tmp), keeping only
-  CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_DAC_OVERRIDE and CAP_FOWNER, which it needs to hand
-  each child its own uid and private directory. bwrap sets no_new_privs, so nothing regains them.
-- Each child: new session, its own unprivileged uid (a ``UidLease`` held by the parent: children
-  cannot signal each other and do not share an RLIMIT_NPROC quota), supplementary groups
-  cleared, all capabilities dropped by the uid change, its own 0700 work directory, a clean
-  environment, the same rlimits and audit hook as a cold child (applied by ``harness.serve``).
+- The server runs inside the same allow-listed bubblewrap root as a cold child (no network; own
+  pid/ipc/uts namespaces), keeping only CAP_SETUID, CAP_SETGID and CAP_SYS_ADMIN, which it needs
+  to give each child its own uid and its own namespaces. bwrap sets no_new_privs, so nothing
+  regains them; the server never runs submission code.
+- Each child, right after fork: its own mount, IPC, network and uts namespaces (``unshare``), a
+  fresh tmpfs of ``sandbox.TMP_QUOTA_MIB`` on /tmp as its working folder (its quota; no other
+  submission can fill it), then supplementary groups cleared and its own unprivileged uid (a
+  ``UidLease`` held by the parent: children cannot signal each other and do not share an
+  RLIMIT_NPROC quota), which drops every capability; a clean environment; the same rlimits and
+  seccomp filter as a cold child (applied by ``harness.serve``). When its last process dies, the
+  kernel frees its namespaces, and with them its /tmp and SysV IPC objects: nothing of a
+  finished submission survives it, and the server has nothing to delete (a submission's deep
+  directory tree cannot crash a clean-up that does not exist).
 - The parent kills a finished or misbehaving child by uid (``sandbox.kill_uid``), exactly as on
   the cold path, so nothing is left running.
 
@@ -24,13 +29,17 @@ Protocol (control socket, parent -> server): one ``sendmsg`` per spawn carrying 
 its stdout and its stderr. The server answers on the report socket ``{"pid"}`` and later
 ``{"exit": code, "cpu": seconds}`` (code negative for a signal), then closes it.
 
-The warm path needs root (a uid per child). Without root, or when the server cannot start or
-dies twice in a row, ``launch`` falls back to the cold path and logs why.
+The warm path needs root (a uid and namespaces per child). Without root, or when the server
+cannot start or fails twice in a row, ``launch`` falls back to the cold path and logs why. The
+server is not tied to the thread that started it (bwrap's --die-with-parent is per thread); it
+exits when the parent closes the control socket, and its pid namespace takes its children along.
 """
 
 from __future__ import annotations
 
 import array
+import ctypes
+import errno
 import gc
 import io
 import json
@@ -51,9 +60,14 @@ from . import sandbox
 
 log = logging.getLogger("inferprep.runner.warm")
 
-SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
-WORK_ROOT = "inferprep-warm"
+SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN")
 IDLE_BEFORE_SPARE_S = 0.05
+WORKDIR = "/tmp"
+
+# linux/sched.h, linux/mount.h
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+TMP_INODES = 16384
 
 
 # ---------------------------------------------------------------------------------------------
@@ -71,8 +85,36 @@ def _recv_request(ctl: socket.socket):
     return json.loads(msg), list(fds)
 
 
-def _child(req: dict, wire: int, out: int, err: int, work: Path) -> None:
-    """In the forked child: become the submission's process, then run the harness. Never returns."""
+_LIBC = None
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def isolate(uid: int, tmp_mib: int) -> None:
+    """In a freshly forked child, still root: its own mount, IPC, network and uts namespaces and a
+    private tmpfs on /tmp owned by ``uid``. Raises OSError if the kernel refuses."""
+    libc = _libc()
+
+    def check(rc: int, what: str) -> None:
+        if rc != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, f"{what}: {os.strerror(e)}")
+
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS), "unshare")
+    # Mounts made from here on stay in this namespace (without bwrap, / is shared with the host).
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    opts = f"size={int(tmp_mib)}m,nr_inodes={TMP_INODES},mode=0700,uid={uid},gid={uid}".encode()
+    check(libc.mount(b"tmpfs", WORKDIR.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount tmpfs /tmp")
+
+
+def _child(req: dict, wire: int, out: int, err: int) -> None:
+    """In the forked child: become the submission's process, then run the harness. Never returns.
+    A failure here happens before the harness's hello, so the parent reads it as the platform's."""
     try:
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
@@ -83,17 +125,18 @@ def _child(req: dict, wire: int, out: int, err: int, work: Path) -> None:
         os.close(out)
         os.close(err)
         uid = int(req["uid"])
+        isolate(uid, int(req["tmp_mib"]))
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)  # from root to a non-zero uid: every capability is dropped here
-        os.chdir(work)
+        os.chdir(WORKDIR)
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in req["env"].items()})
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-        tempfile.tempdir = str(work)
+        tempfile.tempdir = WORKDIR
         from .harness import main
-        main(wire)
+        main(wire, scopes=["mount", "ipc", "net", "uts", f"tmp {int(req['tmp_mib'])} MiB"])
     except BaseException:  # noqa: BLE001
         try:
             import traceback
@@ -117,7 +160,7 @@ def _spare(inherited: list[int]) -> tuple[int, socket.socket]:
             if req is None or len(fds) != 3:
                 os._exit(0)
             theirs.close()
-            _child(req, *fds, Path(req["work"]))
+            _child(req, *fds)
         finally:
             os._exit(71)
     theirs.close()
@@ -125,93 +168,101 @@ def _spare(inherited: list[int]) -> tuple[int, socket.socket]:
 
 
 def serve(ctl_fd: int) -> None:
-    """The fork server's loop. Exits when the parent closes the control socket."""
+    """The fork server's loop. Exits when the parent closes the control socket. Nothing a child
+    does can raise out of it: a failure to serve one request is logged and answered by closing
+    that request's report socket (the parent reads it as a platform failure and retries)."""
     from . import harness  # noqa: F401  - the point of the server: torch, numpy, harness imported
+    from . import syscalls
 
+    syscalls.unavailable()  # import pyseccomp and build the filter once; each child only loads it
+    if syscalls.unavailable() is None:
+        syscalls.build()
+    _libc()
     # Move everything imported so far out of the collector's reach: a collection in a child
     # would otherwise touch every object header and copy-on-write most of the heap (measured:
     # ~100 ms of page faults per child after import torch).
     gc.collect()
     gc.freeze()
     ctl = socket.socket(fileno=ctl_fd)
-    root = Path(os.environ["INFERPREP_WARM_ROOT"])
-    if root.parent == Path("/tmp"):
-        # Inside bubblewrap /tmp is this server's private tmpfs: close it, so that a child can
-        # write only in its own work directory (nothing planted in /tmp reaches the next child).
-        os.chmod("/tmp", 0o755)
-    root.mkdir(mode=0o711, exist_ok=True)
-    os.chmod(root, 0o711)  # children traverse to their own directory; nobody lists the others
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    children: dict[int, tuple[int, Path]] = {}
-    reports: set[int] = set()
+    children: dict[int, int] = {}
     spare = _spare([ctl.fileno(), wake_r, wake_w])
     while True:
-        # Fork the next spare only when idle: fork() of this big process costs tens of ms of CPU,
-        # which would otherwise compete with the child that just started (2 cores here).
-        ready, _, _ = select.select([ctl, wake_r], [], [], 1.0 if spare is not None else IDLE_BEFORE_SPARE_S)
-        if not ready and spare is None:
-            spare = _spare([ctl.fileno(), wake_r, wake_w, *reports])
-            continue
-        if wake_r in ready:
-            os.read(wake_r, 4096)
-        while True:
-            try:
-                pid, status, ru = os.wait4(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            if spare is not None and pid == spare[0]:
-                spare[1].close()
-                spare = None
+        try:
+            # Fork the next spare only when idle: fork() of this big process costs tens of ms of
+            # CPU, which would otherwise compete with the child that just started (2 cores here).
+            ready, _, _ = select.select([ctl, wake_r], [], [], 1.0 if spare is not None else IDLE_BEFORE_SPARE_S)
+            if not ready and spare is None:
+                spare = _spare([ctl.fileno(), wake_r, wake_w, *children.values()])
                 continue
-            report, work = children.pop(pid, (None, None))
-            if report is not None:
-                msg = json.dumps({"exit": os.waitstatus_to_exitcode(status),
-                                  "cpu": ru.ru_utime + ru.ru_stime}).encode()
+            if wake_r in ready:
+                os.read(wake_r, 4096)
+            spare = _reap(children, spare)
+            if ctl in ready:
                 try:
-                    os.write(report, msg)
-                except OSError:
-                    pass
-                os.close(report)
-                reports.discard(report)
-            if work is not None:
-                shutil.rmtree(work, ignore_errors=True)
-        if ctl in ready:
+                    req, fds = _recv_request(ctl)
+                except (OSError, ValueError):
+                    req, fds = None, []
+                if req is None:
+                    break  # the parent went away
+                if len(fds) != 4:
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                if spare is None:
+                    spare = _spare([ctl.fileno(), wake_r, wake_w, *children.values(), *fds])
+                spare = _hand_over(req, fds, spare, children)
+        except Exception:  # noqa: BLE001 - keep serving the others
+            import traceback
+            traceback.print_exc()
+    os._exit(0)
+
+
+def _reap(children: dict[int, int], spare):
+    while True:
+        try:
+            pid, status, ru = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return spare
+        if pid == 0:
+            return spare
+        if spare is not None and pid == spare[0]:
+            spare[1].close()
+            spare = None
+            continue
+        report = children.pop(pid, None)
+        if report is not None:
+            msg = json.dumps({"exit": os.waitstatus_to_exitcode(status), "cpu": ru.ru_utime + ru.ru_stime}).encode()
             try:
-                req, fds = _recv_request(ctl)
-            except (OSError, ValueError):
-                req, fds = None, []
-            if req is None:
-                break  # the parent went away
-            if len(fds) != 4:
-                for fd in fds:
-                    os.close(fd)
-                continue
-            report, wire, out, err = fds
-            work = root / str(req["name"])
-            work.mkdir(mode=0o700)
-            os.chown(work, int(req["uid"]), int(req["uid"]))
-            if spare is None:
-                spare = _spare([ctl.fileno(), wake_r, wake_w, *reports, *fds])
-            pid, sock = spare
-            req["work"] = str(work)
-            sock.sendmsg([json.dumps(req).encode()],
-                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [wire, out, err]))])
-            sock.close()
-            for fd in (wire, out, err):
-                os.close(fd)
-            children[pid] = (report, work)
-            reports.add(report)
-            try:
-                os.write(report, json.dumps({"pid": pid}).encode() + b"\n")
+                os.write(report, msg)
             except OSError:
                 pass
-            spare = None
-    os._exit(0)
+            os.close(report)
+
+
+def _hand_over(req: dict, fds: list[int], spare, children: dict[int, int]):
+    """Give the spare the request and the submission's fds; returns the next spare (None)."""
+    report, wire, out, err = fds
+    pid, sock = spare
+    try:
+        sock.sendmsg([json.dumps(req).encode()],
+                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [wire, out, err]))])
+    except OSError:
+        os.close(report)  # the parent sees the report closed without an exit: a platform failure
+        raise
+    finally:
+        sock.close()
+        for fd in (wire, out, err):
+            os.close(fd)
+    children[pid] = report
+    try:
+        os.write(report, json.dumps({"pid": pid}).encode() + b"\n")
+    except OSError:
+        pass
+    return None
 
 
 def server_main(fd: int) -> None:
@@ -258,7 +309,10 @@ class WarmLaunched(sandbox.Launched):
                 continue
             if "exit" in msg:
                 return int(msg["exit"]), float(msg.get("cpu", 0.0))
-        return -9, 0.0  # the server died: its children went with it
+        # The server closed the report without an exit: it died or could not hand the request
+        # over. The platform's failure, never the submission's (its children went with it).
+        self.platform_failure = "the warm pool's fork server stopped during this grading"
+        return -9, 0.0
 
     def wait(self, timeout: float) -> tuple[int | None, float]:
         rc, cpu = self._read_exit(timeout)
@@ -286,7 +340,7 @@ class WarmLaunched(sandbox.Launched):
                 s.close()
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        sandbox.remove_tree(self.scratch)
         self.pool.slots.release()
 
 
@@ -302,8 +356,6 @@ class WarmPool:
         self.ctl: socket.socket | None = None
         self.failures = 0
         self.counter = 0
-        # bwrap: the server's private /tmp; without it, a root-owned folder outside the shared /tmp
-        self.work_root = f"/tmp/{WORK_ROOT}" if mode == "bwrap" else str(sandbox.state_dir() / WORK_ROOT)
 
     # -- server lifecycle ---------------------------------------------------------------------
     def _start(self) -> None:
@@ -312,11 +364,10 @@ class WarmPool:
                 f"from inferprep.runner.forkserver import server_main; server_main({child.fileno()})")
         argv = [sys.executable, "-I", "-u", "-c", boot]
         if self.mode == "bwrap":
-            argv = sandbox.bwrap_argv(self.device, SERVER_CAPS) + ["--chdir", "/tmp", "--"] + argv
+            argv = sandbox.bwrap_argv(self.device, SERVER_CAPS, die_with_parent=False) + ["--chdir", "/tmp", "--"] + argv
         else:
             sandbox.protect_secrets()
         env = sandbox.child_env("/tmp", self.device)
-        env["INFERPREP_WARM_ROOT"] = self.work_root
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=None, env=env, pass_fds=(child.fileno(),),
                                      start_new_session=True, close_fds=True, cwd="/")
@@ -362,8 +413,9 @@ class WarmPool:
                 stdout_path, stderr_path = scratch / "stdout", scratch / "stderr"
                 parent_sock, child_sock = socket.socketpair()
                 report_parent, report_child = socket.socketpair()
-                workdir = f"{self.work_root}/{name}"
-                req = {"uid": lease.uid, "name": name, "env": sandbox.child_env(workdir, self.device)}
+                workdir = WORKDIR
+                req = {"uid": lease.uid, "name": name, "tmp_mib": sandbox.TMP_QUOTA_MIB,
+                       "env": sandbox.child_env(workdir, self.device)}
                 with open(os.open(stdout_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as out, \
                         open(os.open(stderr_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as err:
                     fds = [report_child.fileno(), child_sock.fileno(), out.fileno(), err.fileno()]

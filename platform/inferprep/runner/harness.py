@@ -4,6 +4,9 @@ Started as ``python -I -u -c "...; from inferprep.runner.harness import main; ma
 the sandbox (or forked from the warm pool's fork server, which calls ``serve``). It speaks the
 protocol of ``wire.Channel`` over the connected socket ``FD``:
 
+child -> parent  ``{"op": "hello", "seccomp", "scopes"}`` first, before the submission's code exists
+                 here: until the parent has read it, any failure is the platform's, after it the
+                 submission's (so no exit code or output of a submission reads as internal error)
 parent -> child  ``{"op": "init", "code", "entrypoints", "limits", "device", "hidden"}``
 child -> parent  ``{"op": "ready"}`` | ``{"op": "invalid", "message"}`` | ``{"op": "raised", ...}``
 parent -> child  ``{"op": "call", "fn", "args", "kwargs"}``
@@ -272,9 +275,22 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def serve(sock: socket.socket) -> int:
+def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
+    """Answer the grader on ``sock`` until it says exit. ``scopes``: the per-child namespaces the
+    warm pool gave this process, reported in the hello."""
     torch.set_num_threads(1)
     client = Client(sock, "cpu")
+    filtered = False
+    if os.environ.get("INFERPREP_SECCOMP") == "1":
+        from . import syscalls
+        try:
+            syscalls.install()
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which stops the run
+            client.send({"op": "hello", "error": f"cannot load the seccomp filter: {type(e).__name__}: {e}"})
+            return 3
+        filtered = True
+    _preload_public_modules()
+    client.send({"op": "hello", "seccomp": filtered, "scopes": list(scopes)})
     try:
         init = client.chan.recv(timeout=60)
     except (WireError, OSError):
@@ -284,7 +300,6 @@ def serve(sock: socket.socket) -> int:
     path = workdir / SUBMISSION_FILE
     path.write_text(init["code"], encoding="utf-8")
     _apply_limits(init["limits"], device)
-    _preload_public_modules()
     _install_audit_hook(list(init.get("hidden", [])), list(init.get("secret", [])), list(init.get("reveal", [])))
 
     # Load the submission from its file path, never through sys.path.
@@ -360,9 +375,9 @@ def _spmd(module, msg: dict) -> dict:
     return {"op": "spmd_result", "results": results, "cpu": _cpu()}
 
 
-def main(fd: int) -> None:
+def main(fd: int, scopes: list[str] = ()) -> None:
     sock = socket.socket(fileno=fd)
-    code = serve(sock)
+    code = serve(sock, scopes)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -27,6 +27,9 @@ SIGNALS = {24: "SIGXCPU", 9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFS
 
 
 STDOUT_SHOWN = 64 * 1024
+STARTUP_S = 120.0
+"""Wall seconds a child may take to start (bwrap, import torch) before its hello: a loaded machine
+is the platform's problem, so running out of it is an internal error, not a time limit."""
 
 
 def read_capped(path, cap: int = STDOUT_SHOWN) -> tuple[str, int]:
@@ -140,6 +143,9 @@ class SubmissionProcess:
         self.ids = itertools.count(1)
         self.records: list[CallRecord] = []
         self.dead: RunFailed | None = None
+        self.platform_failure: str | None = None
+        """Why the platform (not the submission) ended this run; the judge retries such a run."""
+        self.hello: dict = {}
         self.internal_error: Exception | None = None
         self.cpu_used = 0.0
         self.returncode: int | None = None
@@ -191,6 +197,30 @@ class SubmissionProcess:
         counts (start-up included): the grader's own computation is not the submission's."""
         return max(0.1, self.wall_s - self.waited)
 
+    def _hello(self) -> None:
+        """Read the harness's hello: the frame it sends before the submission's code exists in the
+        child. Anything that stops the child before it (bwrap or the warm pool failing to set up,
+        a missing seccomp library, a start-up slower than ``STARTUP_S`` on a loaded machine) is the
+        platform's failure: an internal error, retried by the judge, never charged to the student."""
+        deadline = time.monotonic() + STARTUP_S
+        try:
+            msg = self.chan.recv(deadline=deadline)
+        except (socket.timeout, WireError, OSError) as e:
+            rc, _ = self.child.wait(timeout=2.0)
+            err = self.child.stderr_path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
+            detail = err.splitlines()[-1][:300] if err else f"{type(e).__name__}"
+            raise self._platform(f"the sandbox could not start the child process (exit {rc}): {detail}") from None
+        if not isinstance(msg, dict) or msg.get("op") != "hello" or msg.get("error"):
+            why = msg.get("error") if isinstance(msg, dict) else None
+            raise self._platform(f"the child process failed to set up: {str(why or msg)[:300]}")
+        self.hello = msg
+        if sandbox.seccomp_flag() == "1" and msg.get("seccomp") is not True:
+            raise self._platform("the child process did not load the seccomp filter")
+
+    def _platform(self, message: str) -> RunFailed:
+        self.platform_failure = message
+        return self._fail(Status.INTERNAL_ERROR, message)
+
     def start(self) -> dict:
         """Send the code; returns the child's first answer ({"op": "ready"|"invalid"|"raised"})."""
         self._send({"op": "init", "code": self.code, "entrypoints": self.entrypoints, "limits": self.limits,
@@ -198,6 +228,7 @@ class SubmissionProcess:
                     "secret": [str(p) for p in sandbox.secret_paths()],
                     "reveal": [str(p) for p in sandbox.revealed_paths()],
                     "workdir": self.child.extra["workdir"]})
+        self._hello()
         reply = self._recv_reply()
         self.ready = reply.get("op") == "ready"
         return reply
@@ -214,15 +245,14 @@ class SubmissionProcess:
         self.returncode, self.cpu_used = rc, cpu
         sig = -rc if rc is not None and rc < 0 else (rc - 128 if rc and rc > 128 and self.child.signal_128 else 0)
         err = self.child.stderr_path.read_bytes()[-4000:].decode("utf-8", "replace")
+        if self.child.platform_failure:
+            return self._platform(f"{self.child.platform_failure} {fallback}")
         if sig == 24 or (sig == 9 and cpu >= self.time_s):
             return self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded")
         if sig == 25:
             return self._fail(Status.OUTPUT_LIMIT, "output file size limit exceeded")
         if "bad_alloc" in err or "Cannot allocate memory" in err or "MemoryError" in err:
             return self._fail(Status.MEMORY_LIMIT, "memory limit exceeded (the process was stopped)")
-        if not self.ready and rc in (70, 71) and self.child.extra.get("warm"):
-            return self._fail(Status.INTERNAL_ERROR, "the warm pool could not set up the child process "
-                              f"(exit {rc}): {err.strip().splitlines()[-1][:300] if err.strip() else 'no detail'}")
         if sig:
             return self._fail(Status.RUNTIME_ERROR, f"the submission process was killed by {SIGNALS.get(sig, f'signal {sig}')} {fallback}")
         return self._fail(Status.RUNTIME_ERROR, f"the submission process exited with code {rc} {fallback}")

@@ -1,16 +1,22 @@
-"""Starting the child process: bubblewrap when present, an unprivileged uid, rlimits, clean-up.
+"""Starting the child process: bubblewrap when present, an unprivileged uid, rlimits, seccomp.
 
-The recipe (measured on these machines, see DESIGN.md "Sandbox and limits"): bwrap, started as
-root, binds ``/`` read-only, lays tmpfs over the checkout (or the wheel's secret folders), over the
-data directory and over the server's home directory, binds back only the Python install, the venv
-and the ``inferprep`` package, gives the child a private ``/tmp``, unshares net, pid, ipc and uts,
-and execs ``setpriv`` to an unprivileged uid with no capabilities, then ``python -I``. The uid is
-taken per run from a locked range so that concurrent children neither share one RLIMIT_NPROC
-quota nor can signal each other.
+The recipe (see DESIGN.md "Sandbox and limits" and docs/security.md): bwrap, started as root,
+builds the child's root from an allow-list, never from the host's ``/``: the system's binary and
+library folders, the loader's files of /etc, the Python install, the venv and the ``inferprep``
+package, all read-only; a minimal /dev (null, zero, full, random, urandom; the NVIDIA nodes on a
+CUDA worker); a fresh /proc; a private /tmp of ``TMP_QUOTA_MIB``. Nothing else of the host exists
+in there: no /run, /var, /home, /root, no socket file, no data directory, no grader or reference.
+It unshares net, pid, ipc and uts, and execs ``setpriv`` to an unprivileged uid with no
+capabilities and no_new_privs, then ``python -I``. The harness then loads a seccomp filter
+(``syscalls``: no new sockets, no SysV IPC, no ptrace, mount, bpf, ...) before the submission's
+code runs. The uid is taken per run from a locked range so that concurrent children neither share
+one RLIMIT_NPROC quota nor can signal each other.
 
 Without bubblewrap (absent, or ``INFERPREP_SANDBOX=none``) the child still runs as its own
-unprivileged uid when we are root, in its own session, with the same rlimits and an audit hook
-that refuses hidden paths, processes, native code and sockets; ``describe()`` says so plainly.
+unprivileged uid when we are root, in its own session, with the same rlimits and the same seccomp
+filter, and the secret folders closed to other users (``protect_secrets``); the rest of the host's
+files are readable by it. ``describe()`` says so plainly; cohort mode refuses to run like that
+unless told ``--allow-unsandboxed``.
 """
 
 from __future__ import annotations
@@ -99,15 +105,30 @@ def unreadable_python() -> str | None:
     return None
 
 
+def layers(mode: str) -> list[str]:
+    """The isolation layers a child gets in ``mode`` on this machine, in words."""
+    from . import syscalls
+    out = []
+    if mode == "bwrap":
+        out += ["allow-listed read-only root (no host sockets, data or content)",
+                "own network, pid, ipc and uts namespaces", f"private {TMP_QUOTA_MIB} MiB /tmp"]
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        out.append("unprivileged uid of its own, no capabilities")
+    if syscalls.enabled_by_parent() and syscalls.unavailable() is None:
+        out.append("seccomp filter (no sockets, SysV IPC, ptrace, mount, bpf)")
+    out.append("rlimits (CPU, memory, processes, file size)")
+    return out
+
+
 def describe(mode: str) -> str:
     if mode == "bwrap":
-        return "bubblewrap (no network, private /tmp, content hidden, unprivileged uid)"
+        return "bubblewrap: " + "; ".join(layers(mode))
     who = "an unprivileged uid" if os.geteuid() == 0 else "your own uid"
     blocked = unreadable_python() if os.geteuid() == 0 else None
     if blocked:
         who += f" that cannot read {blocked}, so only modules imported before the submission loads are available"
-    return (f"none: bubblewrap is absent, so the submission runs as {who} with rlimits and audit hooks "
-            "only (fine for local practice; install `bubblewrap` for real isolation)")
+    return (f"none: bubblewrap is absent, so the submission runs as {who} and sees the host's files "
+            f"({'; '.join(layers(mode))}; fine for local practice, install `bubblewrap` for real isolation)")
 
 
 class UidLease:
@@ -140,6 +161,24 @@ class UidLease:
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
 
 
+def remove_tree(path: str | Path) -> None:
+    """Delete a folder a submission may have filled, whatever its shape: never raises. Python's
+    ``shutil.rmtree`` recurses once per level, so a 1,500-deep chain of folders makes it raise
+    RecursionError (a red-team review crashed the fork server that way); coreutils' ``rm``
+    walks with fts, has no depth limit and never follows symlinks."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        pass
+    if os.path.lexists(path):
+        rm = shutil.which("rm") or "/bin/rm"
+        try:
+            subprocess.run([rm, "-rf", "--one-file-system", "--", str(path)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            log.warning("could not remove %s", path)
+
+
 def sweep_uid_files(uid: int) -> None:
     """Remove what ``uid`` left in the world-writable folders (only reachable without bubblewrap):
     nothing a submission plants there may reach the next one."""
@@ -153,7 +192,7 @@ def sweep_uid_files(uid: int) -> None:
                 if e.stat(follow_symlinks=False).st_uid != uid:
                     continue
                 if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
+                    remove_tree(e.path)
                 else:
                     os.unlink(e.path)
             except OSError:
@@ -296,6 +335,8 @@ class Launched:
     mode: str
     extra: dict = field(default_factory=dict)
     uid_used: int | None = None
+    platform_failure: str | None = None
+    """Set when the platform (not the submission) ended the run: the warm pool's server died."""
 
     @property
     def signal_128(self) -> bool:
@@ -338,14 +379,24 @@ class Launched:
         try:
             self.sock.close()
         finally:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            work = self.scratch / "workdir"
+            if work.is_symlink():  # the unsandboxed cold path's working folder, owned by the child
+                remove_tree(os.readlink(work))
+            remove_tree(self.scratch)
+
+
+def seccomp_flag() -> str:
+    """"1" when the child must load the seccomp filter (on unless INFERPREP_SECCOMP=0 in the
+    trusted parent, and libseccomp is here)."""
+    from . import syscalls
+    return "1" if syscalls.enabled_by_parent() and syscalls.unavailable() is None else "0"
 
 
 def child_env(workdir: str, device: str) -> dict[str, str]:
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
     env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=workdir, TMPDIR=workdir,
                OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+               PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", INFERPREP_SECCOMP=seccomp_flag())
     if device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
@@ -357,37 +408,87 @@ def harness_argv(fd: int) -> list[str]:
     return [sys.executable, "-I", "-u", "-c", boot]
 
 
-def bwrap_argv(device: str, caps: tuple[str, ...] = ()) -> list[str]:
-    """The bubblewrap prefix: read-only /, private /tmp, content and home hidden, Python revealed,
-    no network, own pid/ipc/uts namespaces. ``caps`` are kept (the warm pool's fork server needs
-    CAP_SETUID and friends to give each child its own uid; the children drop them all)."""
-    argv = [shutil.which("bwrap"), "--die-with-parent", "--new-session",
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for cap in caps:
-        argv += ["--cap-add", cap]
-    hide = sorted(set(hidden_paths()) | {Path("/tmp").resolve()}, key=lambda p: len(p.parts))
-    for h in hide:
-        if h.exists():
-            argv += ["--perms", "01777", "--size", str(512 << 20), "--tmpfs", str(h)] if h == Path("/tmp") \
-                else ["--tmpfs", str(h)]
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""The system's binary and library folders, bound read-only (a merged-/usr system's /bin, /lib,
+... are symlinks into /usr and are recreated as symlinks)."""
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives")
+"""What of /etc the dynamic loader and the C library read; nothing else of /etc (no passwd, no
+hosts, no credentials)."""
+DEV_NODES = ("null", "zero", "full", "random", "urandom")
+CUDA_SYS = ("/sys/bus/pci", "/sys/devices", "/sys/module/nvidia", "/sys/class/drm")
+"""What the CUDA driver and NVML read of /sys on a GPU worker (PCI topology, NUMA affinity)."""
+TMP_QUOTA_MIB = 128
+"""Each submission's private /tmp (its working folder): a tmpfs of this size, its own on both
+the cold and the warm path."""
+
+
+def allowed_roots() -> list[Path]:
+    """Folders the child sees, read-only, besides the system folders: the Python install, the
+    venv, the ``inferprep`` package. Nothing else of the host (no /run, /var, /home, /root, /srv,
+    /mnt, no data directory, no checkout beyond the package, no socket files)."""
+    want = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix),
+            Path(os.path.realpath(sys.executable)).parent.parent, paths.PACKAGE_DIR}
+    roots = sorted({p.resolve() for p in want if p.exists()}, key=lambda p: len(p.parts))
+    out: list[Path] = []
+    for r in roots:
+        if not _under(r, out) and not _under(r, [Path(d) for d in SYSTEM_DIRS if Path(d).is_dir()]):
+            out.append(r)
+    return out
+
+
+def _dir_chain(target: Path, made: set[Path]) -> list[str]:
+    """``--dir`` entries (mode 0755) for the parents of ``target`` that bwrap would otherwise
+    create with mode 0700 (unreadable to the child's uid)."""
+    argv: list[str] = []
+    for a in reversed(target.parents):
+        if a != Path("/") and a not in made:
+            made.add(a)
+            argv += ["--perms", "0755", "--dir", str(a)]
+    return argv
+
+
+def bwrap_argv(device: str, caps: tuple[str, ...] = (), die_with_parent: bool = True) -> list[str]:
+    """The bubblewrap prefix: an allow-listed root (the system folders, a few loader files of
+    /etc, the Python install, the venv and the package, all read-only; a minimal /dev; a fresh
+    /proc; a private, size-capped /tmp), no network, own pid/ipc/uts namespaces. ``caps`` are kept
+    (the warm pool's fork server needs CAP_SETUID and friends to give each child its own uid and
+    CAP_SYS_ADMIN to give it its own namespaces; the children drop them all).
+    ``die_with_parent`` ties bwrap to the *thread* that started it (PR_SET_PDEATHSIG is per
+    thread): right for a cold child, wrong for the long-lived fork server."""
+    argv = [shutil.which("bwrap"), "--new-session",
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if die_with_parent:
+        argv.insert(1, "--die-with-parent")
+    for d in SYSTEM_DIRS:
+        p = Path(d)
+        if p.is_symlink():
+            argv += ["--symlink", os.readlink(p), d]
+        elif p.is_dir():
+            argv += ["--ro-bind", d, d]
     made: set[Path] = set()
-    for r in revealed_paths():
-        if r.exists() and _under(r, hide):
-            top = max((h for h in hide if h == r or h in r.parents), key=lambda h: len(h.parts))
-            # bwrap would create the missing parents with mode 0700: make them traversable.
-            for a in reversed([a for a in r.parents if top in a.parents]):
-                if a not in made:
-                    made.add(a)
-                    argv += ["--perms", "0755", "--dir", str(a)]
-            argv += ["--ro-bind", str(r), str(r)]
-    revealed = [r for r in revealed_paths() if r.exists()]
-    for sec in secret_paths():  # a secret inside a revealed tree (a wheel's content in the venv)
-        if _under(sec, revealed):
+    argv += ["--perms", "0755", "--dir", "/etc"]
+    made.add(Path("/etc"))
+    for f in ETC_FILES:
+        if os.path.lexists(f):
+            argv += ["--ro-bind", f, f]
+    for r in allowed_roots():
+        argv += _dir_chain(r, made) + ["--ro-bind", str(r), str(r)]
+    allowed = allowed_roots()
+    for sec in secret_paths():  # a secret inside an allowed tree (a wheel's content in the venv)
+        if _under(sec, allowed):
             argv += ["--tmpfs", str(sec)]
+    argv += ["--perms", "0755", "--dir", "/dev"]
+    for node in DEV_NODES:
+        argv += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        argv += ["--symlink", f"/proc/self/fd/{i}", f"/dev/{name}"]
+    argv += ["--symlink", "/proc/self/fd", "/dev/fd", "--proc", "/proc"]
     if device == "cuda":
         for dev in sorted(Path("/dev").glob("nvidia*")):
             argv += ["--dev-bind", str(dev), str(dev)]
+        for d in CUDA_SYS:
+            argv += ["--ro-bind-try", d, d]
+    argv += ["--size", str(TMP_QUOTA_MIB << 20), "--perms", "01777", "--tmpfs", "/tmp"]
     return argv
 
 
