@@ -1,12 +1,24 @@
-"""Hostile submissions (tests/runner_cases/<case>/): each gets its expected non-pass verdict, with
-bubblewrap and with the runner told it is absent, and the grader stays healthy.
+"""Hostile submissions (tests/runner_cases/<case>/): each gets its expected non-pass verdict, on the
+warm and the cold path, with bubblewrap and with the runner told it is absent, and the grader stays
+healthy.
 
 Each case folder holds ``submission.py`` (placeholders {GRADER_PATH}, {REFERENCE_PATH},
-{REFERENCE_DIR}, {CHECKOUT} are filled in) and ``expected.toml``: ``status`` (allowed statuses),
-optionally ``stdout_not_contains`` and ``leftover_processes = false``.
+{REFERENCE_DIR}, {CHECKOUT}, {DATA_DIR} are filled in; {UNHOOK} becomes tests/runner_cases/
+_unhook.py, which empties the harness's audit hook first) and ``expected.toml``:
+
+- ``status``: the allowed statuses;
+- ``stdout_contains`` / ``stdout_not_contains``: markers that must / must not appear in stdout or
+  stderr; ``bwrap_stdout_not_contains``: only with bubblewrap (e.g. host paths, visible without it);
+- ``layers``: besides "all", "no-seccomp" runs the case with the seccomp filter off (bubblewrap
+  only), proving the namespaces and the allow-listed root hold on their own;
+- ``controls``: positive controls run in the test process first, showing the target exists and is
+  reachable outside the sandbox (so "cannot reach" cannot pass because the target is absent);
+- ``after``: checks on the host once the verdict is in (``no_sysv_ipc_left``);
+- ``skip``: "<mode>-<path>" combinations where the case does not apply, with the reason in a comment.
 """
 
 import os
+import socket
 import tomllib
 from pathlib import Path
 
@@ -19,17 +31,80 @@ from inferprep.runner.process import drain_cleanups
 
 PATHS = {"cold": sandbox.launch, "warm": forkserver.launch}
 
-CASES = sorted(p.name for p in (ROOT / "tests" / "runner_cases").iterdir() if p.is_dir())
+CASES_DIR = ROOT / "tests" / "runner_cases"
+CASES = sorted(p.name for p in CASES_DIR.iterdir() if p.is_dir())
+
+
+def expected_of(name: str) -> dict:
+    return tomllib.loads((CASES_DIR / name / "expected.toml").read_text())
+
+
+def case_params():
+    out = []
+    for name in CASES:
+        exp = expected_of(name)
+        for mode in sandbox_modes():
+            for path in PATHS:
+                for layer in exp.get("layers", ["all"]):
+                    if layer != "all" and mode != "bwrap":
+                        continue  # without bubblewrap, seccomp is the only kernel layer
+                    marks = [pytest.mark.skip(reason="does not apply here (see expected.toml)")] \
+                        if f"{mode}-{path}" in exp.get("skip", []) else []
+                    out.append(pytest.param(name, mode, path, layer, id=f"{name}-{mode}-{path}-{layer}", marks=marks))
+    return out
+
+
+def submission_code(name: str) -> str:
+    ex = catalog.get("add-vectors")
+    code = (CASES_DIR / name / "submission.py").read_text()
+    return (code.replace("{UNHOOK}", (CASES_DIR / "_unhook.py").read_text())
+            .replace("{GRADER_PATH}", str(ex.grader_path))
+            .replace("{REFERENCE_PATH}", str(ex.reference_path))
+            .replace("{REFERENCE_DIR}", str(ex.reference_path.parent))
+            .replace("{CHECKOUT}", str(ROOT))
+            .replace("{DATA_DIR}", os.environ.get("INFERPREP_DATA_DIR", "/nonexistent")))
+
+
+# -- positive controls: the target of an attack exists and is reachable from outside -----------------
+PG_SOCKETS = ("/run/postgresql/.s.PGSQL.5432", "/var/run/postgresql/.s.PGSQL.5432")
+
+
+def control_postgres_socket() -> None:
+    live = [p for p in PG_SOCKETS if os.path.exists(p)]
+    if not live:
+        if os.environ.get("INFERPREP_REQUIRE_POSTGRES"):
+            pytest.fail("PostgreSQL is required here, but its socket file is absent")
+        pytest.skip("no PostgreSQL socket file on this machine: nothing to attack")
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(live[0])  # reachable from outside the sandbox: the attack has a real target
+    s.close()
+
+
+def control_host_paths() -> None:
+    present = [p for p in ("/run", "/var", "/root", "/etc/passwd", str(ROOT / ".git"), str(ROOT / "exercises"))
+               if os.path.lexists(p)]
+    assert len(present) >= 4, present
+
+
+CONTROLS = {"postgres_socket": control_postgres_socket, "host_paths": control_host_paths}
+
+
+def sysv_ipc_of(uid: int) -> list[str]:
+    """SysV objects on the host owned by ``uid`` (/proc/sysvipc: the host's IPC namespace)."""
+    left = []
+    for kind in ("shm", "sem", "msg"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        cols = lines[0].split()
+        for line in lines[1:]:
+            row = dict(zip(cols, line.split()))
+            if int(row.get("uid", -1)) == uid:
+                left.append(f"{kind}: {line.strip()}")
+    return left
 
 
 def run_case(name: str, mode: str, launcher_box: list | None = None, path: str = "warm"):
-    folder = ROOT / "tests" / "runner_cases" / name
     ex = catalog.get("add-vectors")
-    code = (folder / "submission.py").read_text()
-    code = (code.replace("{GRADER_PATH}", str(ex.grader_path))
-            .replace("{REFERENCE_PATH}", str(ex.reference_path))
-            .replace("{REFERENCE_DIR}", str(ex.reference_path.parent))
-            .replace("{CHECKOUT}", str(ROOT)))
+    code = submission_code(name)
 
     def launcher(**kw):
         launched = PATHS[path](**kw)
@@ -40,24 +115,32 @@ def run_case(name: str, mode: str, launcher_box: list | None = None, path: str =
     return judge.grade(ex, code, device="cpu", sandbox_mode=mode, launcher=launcher)
 
 
-@pytest.mark.parametrize("path", list(PATHS))
-@pytest.mark.parametrize("mode", sandbox_modes())
-@pytest.mark.parametrize("name", CASES)
-def test_hostile_submission(fixture_content, monkeypatch, name, mode, path):
+@pytest.mark.parametrize("name,mode,path,layer", case_params())
+def test_hostile_submission(fixture_content, monkeypatch, name, mode, path, layer):
     if name == "stdlib_imports" and mode == "none" and os.geteuid() == 0 and sandbox.unreadable_python():
         pytest.skip(f"{sandbox.unreadable_python()} is not readable by the sandbox uid; CI builds the venv "
                     "on a world-readable Python so that this case runs there")
+    expected = expected_of(name)
+    for control in expected.get("controls", []):
+        CONTROLS[control]()
     monkeypatch.setenv("SECRET_TOKEN", "xyz-secret-token")
-    expected = tomllib.loads((ROOT / "tests" / "runner_cases" / name / "expected.toml").read_text())
+    if layer == "no-seccomp":
+        monkeypatch.setenv("INFERPREP_SECCOMP", "0")  # read per launch: the child's env says it
     box: list = []
     v = run_case(name, mode, box, path)
+    if layer == "no-seccomp":
+        assert "seccomp" not in v.sandbox
     if path == "warm" and forkserver.warm_available() is None:
         assert box[0].extra.get("warm"), "the warm path fell back to a cold start"
     assert v.status.value in expected["status"], (v.status, v.message, [(c.name, c.status, c.message[:200]) for c in v.cases])
     if v.status.value != "passed":
         assert not v.ok
-    for marker in expected.get("stdout_not_contains", []):
-        assert marker not in v.stdout and marker not in v.stderr
+    shown = v.stdout + v.stderr
+    for marker in expected.get("stdout_contains", []):
+        assert marker in shown, (marker, shown[-2000:])
+    not_shown = expected.get("stdout_not_contains", []) + (expected.get("bwrap_stdout_not_contains", []) if mode == "bwrap" else [])
+    for marker in not_shown:
+        assert marker not in shown, (marker, [ln for ln in shown.splitlines() if marker in ln][:10])
     drain_cleanups()
     if os.geteuid() == 0 and box and box[0].mode is not None:
         launched = box[0]
@@ -66,6 +149,8 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode, path):
         uid = getattr(launched, "uid_used", None)
         if uid is not None:
             assert sandbox.uid_processes(uid) == []
+            if "no_sysv_ipc_left" in expected.get("after", []):
+                assert sysv_ipc_of(uid) == []
 
 
 FILL_TMP = """

@@ -72,6 +72,9 @@ class Verdict(BaseModel):
     sandbox: str = ""
     seconds: float = 0.0
     versions: dict[str, str] = Field(default_factory=dict)
+    platform_retries: int = 0
+    """How many times the platform ran this grading again after failing it itself (the sandbox
+    could not start, the warm pool's server died); never the student's doing, counted nowhere."""
 
     @property
     def ok(self) -> bool:

@@ -136,7 +136,7 @@ def _child(req: dict, wire: int, out: int, err: int) -> None:
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
         tempfile.tempdir = WORKDIR
         from .harness import main
-        main(wire, scopes=["mount", "ipc", "net", "uts", f"tmp {int(req['tmp_mib'])} MiB"])
+        main(wire, scopes=sandbox.SCOPES)
     except BaseException:  # noqa: BLE001
         try:
             import traceback
@@ -373,6 +373,17 @@ class WarmPool:
                                      start_new_session=True, close_fds=True, cwd="/")
         child.close()
         self.ctl = parent
+
+    def note_failure(self, why: str) -> None:
+        """A child of this pool failed to set up (or the server died): after two in a row the
+        pool is switched off and gradings take the cold path."""
+        self.failures += 1
+        log.warning("warm pool (%s, %s): %s", self.mode, self.device, why)
+        if self.failures >= 2:
+            with _POOLS_LOCK:
+                _DISABLED[(self.mode, self.device)] = why
+                _POOLS.pop((self.mode, self.device), None)
+            threading.Thread(target=self.close, daemon=True).start()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import platform as _platform
+import secrets
 import time
 import traceback
 from typing import Callable
@@ -50,6 +51,12 @@ def versions() -> dict[str, str]:
             "numpy": np.__version__}
 
 
+PLATFORM_RETRIES = 2
+"""How many times a grading the platform failed (the sandbox could not start the child, the warm
+pool's server died) is run again by itself, with the same salt, before the verdict is an internal
+error. These retries are the platform's: they count against no limit of the student's."""
+
+
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
           launcher=None, fail_fast: bool = False, salt: int | None = None) -> Verdict:
@@ -60,7 +67,37 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     default warm-pool launcher (``sandbox.launch`` is the cold path); ``salt`` is the grading's
     secret (``Grading.salt``, drawn fresh when None): the same code, salt and catalog replay the
     same hidden cases. Callers that keep a record (the web worker) store it server-side; it is
-    never part of the verdict the student sees."""
+    never part of the verdict the student sees.
+
+    A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
+    ``progress`` then hears only of cases beyond those it has already been told of (the returned
+    verdict is the whole truth)."""
+    if salt is None:
+        salt = secrets.randbits(63)
+    shown = 0
+
+    def relay(case: CaseResult) -> None:
+        nonlocal shown
+        relay.seen += 1
+        if progress is not None and relay.seen > shown:
+            shown += 1
+            progress(case)
+
+    for attempt in range(PLATFORM_RETRIES + 1):
+        relay.seen = 0
+        verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,
+                                       progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt)
+        if failure is None:
+            break
+        log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
+                    attempt + 1, PLATFORM_RETRIES + 1)
+    verdict.platform_retries = attempt
+    return verdict
+
+
+def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
+                progress, launcher, fail_fast: bool, salt: int) -> tuple[Verdict, str | None]:
+    """One attempt: (the verdict, why the platform failed it or None)."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
     # and under load torch's default pool stalls float64 work in hosted simulators for 100-300 ms.
@@ -70,7 +107,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     try:
         mode = sandbox.sandbox_mode(sandbox_mode)
     except (RuntimeError, ValueError) as e:
-        return Verdict(status=Status.INTERNAL_ERROR, message=str(e), **base)
+        return Verdict(status=Status.INTERNAL_ERROR, message=str(e), **base), None
     base["sandbox"] = sandbox.describe(mode)
     grader_path = exercise.examples_path if public else exercise.grader_path
     try:
@@ -79,7 +116,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
             raise AttributeError(f"{grader_path.name} defines no grade(g)")
     except Exception as e:  # noqa: BLE001
         log.exception("cannot load grader %s", grader_path)
-        return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot load the grader: {type(e).__name__}: {e}", **base)
+        return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot load the grader: {type(e).__name__}: {e}", **base), None
 
     try:
         proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
@@ -87,7 +124,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
                                  output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
-        return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot start the sandbox: {e}", **base)
+        msg = f"cannot start the sandbox: {e}"
+        return Verdict(status=Status.INTERNAL_ERROR, message=msg, **base), msg
 
     base["sandbox"] += ", warm pool" if proc.child.extra.get("warm") else ", cold start"
     cases: list[CaseResult] = []
@@ -106,10 +144,14 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
             run_status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
             message = f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
         elif op == "dead":
-            run_status, message = first["status"], f"while importing your file: {first['message']}"
+            run_status, message = first["status"], (first["message"] if proc.platform_failure
+                                                    else f"while importing your file: {first['message']}")
         elif op != "ready":
             run_status, message = Status.RUNTIME_ERROR, "the submission process answered out of protocol"
         else:
+            scopes = proc.hello.get("scopes") or []
+            if scopes:
+                base["sandbox"] += f" (per submission: {', '.join(scopes)})"
             g = Grading(proc, device=device, public=public, reference_path=exercise.reference_path,
                         progress=progress, fail_fast=fail_fast, salt=salt)
             try:
@@ -132,5 +174,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     if max(proc.stdout_bytes, proc.stderr_bytes) >= OUTPUT_LIMIT_BYTES:
         run_status = Status.OUTPUT_LIMIT
         message = f"the submission wrote {OUTPUT_LIMIT_BYTES} bytes or more to stdout or stderr (the limit)"
-    return Verdict.from_cases(cases=cases, run_status=run_status, message=message, stdout=stdout,
-                              stderr=stderr, seconds=round(time.perf_counter() - t0, 4), **base)
+    verdict = Verdict.from_cases(cases=cases, run_status=run_status, message=message, stdout=stdout,
+                                 stderr=stderr, seconds=round(time.perf_counter() - t0, 4), **base)
+    failure = proc.platform_failure if verdict.status == Status.INTERNAL_ERROR else None
+    return verdict, failure

@@ -214,11 +214,17 @@ class SubmissionProcess:
             why = msg.get("error") if isinstance(msg, dict) else None
             raise self._platform(f"the child process failed to set up: {str(why or msg)[:300]}")
         self.hello = msg
+        pool = getattr(self.child, "pool", None)
+        if pool is not None:
+            pool.failures = 0
         if sandbox.seccomp_flag() == "1" and msg.get("seccomp") is not True:
             raise self._platform("the child process did not load the seccomp filter")
 
     def _platform(self, message: str) -> RunFailed:
         self.platform_failure = message
+        pool = getattr(self.child, "pool", None)
+        if pool is not None:
+            pool.note_failure(message)
         return self._fail(Status.INTERNAL_ERROR, message)
 
     def start(self) -> dict:

@@ -112,6 +112,8 @@ def layers(mode: str) -> list[str]:
     if mode == "bwrap":
         out += ["allow-listed read-only root (no host sockets, data or content)",
                 "own network, pid, ipc and uts namespaces", f"private {TMP_QUOTA_MIB} MiB /tmp"]
+    elif os.geteuid() == 0 and shutil.which("unshare") and shutil.which("mount"):
+        out.append(f"own mount, network, ipc and uts namespaces and a private {TMP_QUOTA_MIB} MiB /tmp")
     if os.geteuid() == 0 and shutil.which("setpriv"):
         out.append("unprivileged uid of its own, no capabilities")
     if syscalls.enabled_by_parent() and syscalls.unavailable() is None:
@@ -402,9 +404,9 @@ def child_env(workdir: str, device: str) -> dict[str, str]:
     return env
 
 
-def harness_argv(fd: int) -> list[str]:
+def harness_argv(fd: int, scopes: list[str] = ()) -> list[str]:
     boot = (f"import sys; sys.path.insert(0, {str(paths.PACKAGE_DIR.parent)!r}); "
-            f"from inferprep.runner.harness import main; main({fd})")
+            f"from inferprep.runner.harness import main; main({fd}, {list(scopes)!r})")
     return [sys.executable, "-I", "-u", "-c", boot]
 
 
@@ -492,6 +494,21 @@ def bwrap_argv(device: str, caps: tuple[str, ...] = (), die_with_parent: bool = 
     return argv
 
 
+SCOPES = ["mount", "ipc", "net", "uts", f"tmp {TMP_QUOTA_MIB} MiB"]
+
+
+def scopes_wrapper(uid: int) -> list[str] | None:
+    """argv prefix giving an unsandboxed cold child (started as root) its own mount, IPC, network
+    and uts namespaces and a private tmpfs /tmp owned by ``uid``; None where util-linux's
+    ``unshare``/``mount`` are missing. The child's harness reports the scopes in its hello."""
+    unshare, mount, sh = shutil.which("unshare"), shutil.which("mount"), shutil.which("sh")
+    if not (unshare and mount and sh):
+        return None
+    opts = f"size={TMP_QUOTA_MIB}m,nr_inodes=16384,mode=0700,uid={uid},gid={uid},nosuid,nodev"
+    script = f'{mount} -t tmpfs -o "$0" tmpfs /tmp && cd /tmp && exec "$@"'
+    return [unshare, "--mount", "--ipc", "--net", "--uts", "--propagation", "private", "--", sh, "-c", script, opts]
+
+
 def launch(device: str = "cpu", mode: str | None = None) -> Launched:
     """Start a cold child running the harness; returns once the process exists (not yet ready)."""
     mode = sandbox_mode(mode)
@@ -504,7 +521,14 @@ def launch(device: str = "cpu", mode: str | None = None) -> Launched:
     fd = child_sock.fileno()
     if mode == "bwrap":
         workdir = "/tmp"
-        argv = bwrap_argv(device) + ["--chdir", workdir, "--"] + drop + harness_argv(fd)
+        argv = bwrap_argv(device) + ["--chdir", workdir, "--"] + drop + harness_argv(fd, ["pid", *SCOPES[1:]])
+        cwd = "/"
+    elif lease and scopes_wrapper(lease.uid):
+        # Without bubblewrap but as root: the same per-child scopes as the warm pool gives (own
+        # mount, IPC, network and uts namespaces; a private /tmp with its quota), by util-linux.
+        protect_secrets()
+        workdir = "/tmp"
+        argv = scopes_wrapper(lease.uid) + drop + harness_argv(fd, SCOPES)
         cwd = "/"
     else:
         protect_secrets()

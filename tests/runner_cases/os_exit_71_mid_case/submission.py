@@ -1,0 +1,5 @@
+import os
+
+
+def add(x, y):
+    os._exit(71)
