@@ -45,6 +45,40 @@ def fmt(ms):
     return f"median {med * 1000:7.1f} ms  (p10 {lo * 1000:6.1f}, p90 {hi * 1000:6.1f})"
 
 
+def layer_costs(n: int, mode: str) -> None:
+    """What the isolation layers of issue 11 cost per submission: the warm overhead with the
+    seccomp filter on and off (one run, interleaved), and, measured apart in a forked root process,
+    loading the filter and creating the per-child namespaces and /tmp."""
+    from inferprep.runner import forkserver, syscalls
+    on, off = [], []
+    for _ in range(n):
+        for flag, into in (("1", on), ("0", off)):
+            os.environ["INFERPREP_SECCOMP"] = flag
+            into.append(one(forkserver.launch, mode)[1])
+    os.environ.pop("INFERPREP_SECCOMP", None)
+    print(f"warm overhead, seccomp on  {fmt(summary(on))}")
+    print(f"warm overhead, seccomp off {fmt(summary(off))}   (on/off {statistics.median(on) / statistics.median(off):.2f}x)")
+    if os.geteuid() != 0:
+        return
+    r, w = os.pipe()
+    times = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            t0 = time.perf_counter()
+            forkserver.isolate(65000, 128)
+            t1 = time.perf_counter()
+            syscalls.install()
+            t2 = time.perf_counter()
+            os.write(w, f"{t1 - t0} {t2 - t1}\n".encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        times.append([float(x) for x in os.read(r, 100).split()])
+    ns, filt = zip(*times)
+    print(f"per child: namespaces + tmpfs {statistics.median(ns) * 1000:.2f} ms, "
+          f"seccomp load {statistics.median(filt) * 1000:.2f} ms (medians of {n}, forked root process)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20)
@@ -70,6 +104,8 @@ def main() -> None:
         print(f"{name:>4} one at a time  overhead {fmt(summary(overs))}   wall {fmt(summary(walls))}")
     ratio = statistics.median(res["cold"][1]) / statistics.median(res["warm"][1])
     print(f"cold/warm overhead ratio (medians): {ratio:.1f}x")
+
+    layer_costs(args.n, mode)
 
     for name, launcher in (("cold", sandbox.launch), ("warm", forkserver.launch)):
         n = args.n
