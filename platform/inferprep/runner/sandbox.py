@@ -475,8 +475,8 @@ def bwrap_argv(device: str, caps: tuple[str, ...] = (), die_with_parent: bool = 
             argv += ["--ro-bind", f, f]
     for r in allowed_roots():
         argv += _dir_chain(r, made) + ["--ro-bind", str(r), str(r)]
-    allowed = allowed_roots()
-    for sec in secret_paths():  # a secret inside an allowed tree (a wheel's content in the venv)
+    allowed = allowed_roots() + [Path(d).resolve() for d in SYSTEM_DIRS if Path(d).is_dir()]
+    for sec in secret_paths():  # a secret inside an allowed tree (a wheel's content in the venv or /usr)
         if _under(sec, allowed):
             argv += ["--tmpfs", str(sec)]
     argv += ["--perms", "0755", "--dir", "/dev"]
