@@ -28,6 +28,9 @@ def _signed_up(app, code: str, email: str, name: str) -> tuple[TestClient, str]:
     r = c.post("/signup", data={"csrf_token": c.cookies.get("inferprep_csrf"), "code": code, "email": email,
                                 "name": name, "password": "a-long-password"})
     assert r.status_code == 303, r.text
+    r = c.post("/login", data={"csrf_token": c.cookies.get("inferprep_csrf"), "email": email,
+                               "password": "a-long-password", "next": "/cohort"})
+    assert r.status_code == 303 and r.headers["location"] == "/cohort", r.text
     csrf = re.search(r'name="csrf-token" content="([^"]+)"', c.get("/cohort").text).group(1)
     c.headers["X-CSRF-Token"] = csrf
     return c, csrf
@@ -95,3 +98,25 @@ def test_parallel_submissions_admit_exactly_the_free_slots_on_postgres(pg_url, t
         assert out.count("ok") == 2 and sum(isinstance(e, cohorts.TooManyRequests) for e in out) == 10, out
     finally:
         w.close()
+
+
+def test_sign_in_throttle_counts_exactly_on_postgres(pg_url):
+    """Parallel wrong passwords for one account from several web processes' worth of sessions:
+    exactly ACCOUNT_FAILURES are checked, the rest refused (test_cohort_accounts.py on SQLite)."""
+    from limits_support import fire
+    with db.session_scope(pg_url) as s:
+        auth.create_user(s, "pg-vic@x.org", "Vic", "the-right-password")
+
+    def guess(i: int) -> str:
+        with db.session_scope(pg_url) as s:
+            try:
+                auth.authenticate(s, "pg-vic@x.org", f"guess-{i}", address=f"10.2.0.{i}")
+            except auth.SignInThrottled:
+                return "throttled"
+            except auth.AuthFailed:
+                return "checked"
+        return "signed in"
+    out = fire(10, guess)
+    assert out.count("checked") == auth.ACCOUNT_FAILURES and out.count("throttled") == 10 - auth.ACCOUNT_FAILURES, out
+    with db.session_scope(pg_url) as s, pytest.raises(auth.SignInThrottled):
+        auth.authenticate(s, "pg-vic@x.org", "the-right-password")

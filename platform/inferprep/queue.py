@@ -61,16 +61,15 @@ def take_gate(s: Session, name: str = GATE) -> None:
     One global row, not one per user, because the queue limit is global; an admission holds it
     for a few small statements (milliseconds), far below the rate at which people submit. A
     database created without migration c002's row gets it here on first use."""
-    from sqlalchemy.dialects import postgresql, sqlite
     from .cohort_models import SubmissionGate
+    from .db import insert_or_ignore
     for _ in range(2):
         res = s.exec(update(SubmissionGate).where(SubmissionGate.name == name)
                      .values(taken=SubmissionGate.taken + 1))
         if res.rowcount == 1:
             return
         s.rollback()
-        dialect = postgresql if s.get_bind().dialect.name == "postgresql" else sqlite
-        s.exec(dialect.insert(SubmissionGate).values(name=name, taken=0).on_conflict_do_nothing())
+        insert_or_ignore(s, SubmissionGate, name=name, taken=0)
         s.commit()
     raise RuntimeError(f"the submission gate row {name!r} cannot be created")
 
