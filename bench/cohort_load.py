@@ -42,7 +42,7 @@ PASSWORD = "bench-password"
 
 
 # -- the fake judge (imported by the worker processes as cohort_load:fake_grade) ----------------
-def fake_grade(exercise, code, *, device, public, progress):
+def fake_grade(exercise, code, *, device, public, progress, salt=None):
     from inferprep.verdict import CaseResult, Status, Verdict
     marker = code.splitlines()[0]
     time.sleep(float(os.environ.get("BENCH_GRADE_SECONDS", "0.3")))

@@ -23,7 +23,7 @@ def _log(event: str, code: str) -> None:
             f.write(f"{event} {code.splitlines()[0] if code else ''} {os.getpid()}\n")
 
 
-def grade(exercise, code, *, device, public, progress):
+def grade(exercise, code, *, device, public, progress, salt=None):
     _log("start", code)
     if "HANG" in code:
         time.sleep(60)

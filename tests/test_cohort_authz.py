@@ -31,7 +31,7 @@ XSS_OUT = '<img src=x onerror=alert("xss-out")>'
 ROLES = ("anon", "alice", "bob", "tina", "olga")
 
 
-def fake_grade(exercise, code, *, device, public, progress):
+def fake_grade(exercise, code, *, device, public, progress, salt=None):
     ok = "PASS" in code
     cases = [CaseResult(name="first-case", passed=True, status=Status.PASSED),
              CaseResult(name="tie-case", passed=ok, status=Status.PASSED if ok else Status.WRONG_ANSWER,
@@ -323,8 +323,12 @@ def test_sign_up_sign_in_password_change_sign_out(world):
     assert c.post("/signup", data=form).status_code == 422
     assert c.post("/signup", data={**form, "code": world.cohort.join_code, "password": "short"}).status_code == 422
     r = c.post("/signup", data={**form, "code": world.cohort.join_code})
+    assert r.status_code == 303 and r.headers["location"] == "/login?signed_up=1&next=/cohort"
+    assert "inferprep_session" not in r.cookies             # signed in only by signing in
+    assert "Sign-up received" in c.get(r.headers["location"]).text
+    r = c.post("/login", data={"email": "dan@x.org", "password": "longenough", "next": "/cohort",
+                               "csrf_token": pre})
     assert r.status_code == 303 and r.headers["location"] == "/cohort"
-    assert c.post("/signup", data={**form, "code": world.cohort.join_code}).status_code == 409
     me = c.get("/api/me").json()
     assert me["email"] == "dan@x.org" and "password_hash" not in me
     csrf = re.search(r'name="csrf-token" content="([^"]+)"', c.get("/cohort").text).group(1)

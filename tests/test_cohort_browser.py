@@ -1,5 +1,5 @@
 """Cohort mode in a real browser (Debian's chromium via Playwright) against a real uvicorn: sign
-up with the join code through the form, autosave a draft and submit from the editor (both carry
+up with the join code through the form and sign in, autosave a draft and submit from the editor (both carry
 the CSRF token that static/cohort.js adds), see the verdict, see the 429 message when the
 hourly limit is spent, sign out. A fake judge grades (the browser flow is under test)."""
 
@@ -69,6 +69,11 @@ def test_sign_up_autosave_submit_429_sign_out(site):
         pg.get_by_label("Email").fill("browser@x.org")
         pg.get_by_label("Password (at least 8 characters)").fill("browser-password")
         pg.get_by_role("button", name="Create account").click()
+        pg.wait_for_url(lambda u: "/login?signed_up=1" in u)    # the same answer for a known email: sign in
+        assert "Sign-up received" in pg.locator("[role=status]").inner_text()
+        pg.get_by_label("Email").fill("browser@x.org")
+        pg.get_by_label("Password").fill("browser-password")
+        pg.get_by_role("button", name="Sign in").click()
         pg.wait_for_url("**/cohort")
         assert pg.get_by_role("link", name="Temperature, top-k, top-p and min-p in a given order").is_visible()
         pg.get_by_role("link", name="Temperature, top-k, top-p and min-p in a given order").click()

@@ -28,6 +28,9 @@ def _signed_up(app, code: str, email: str, name: str) -> tuple[TestClient, str]:
     r = c.post("/signup", data={"csrf_token": c.cookies.get("inferprep_csrf"), "code": code, "email": email,
                                 "name": name, "password": "a-long-password"})
     assert r.status_code == 303, r.text
+    r = c.post("/login", data={"csrf_token": c.cookies.get("inferprep_csrf"), "email": email,
+                               "password": "a-long-password", "next": "/cohort"})
+    assert r.status_code == 303 and r.headers["location"] == "/cohort", r.text
     csrf = re.search(r'name="csrf-token" content="([^"]+)"', c.get("/cohort").text).group(1)
     c.headers["X-CSRF-Token"] = csrf
     return c, csrf
@@ -75,3 +78,45 @@ def test_cohort_flow_on_postgres(pg_url, tmp_path):
             assert bob.post(f"/api/exercises/{SLUG}/submissions", json={"code": f"# b{k}", "kind": "run"}).status_code == 202
         r = bob.post(f"/api/exercises/{SLUG}/submissions", json={"code": "# b3", "kind": "run"})
         assert r.status_code == 429 and int(r.headers["retry-after"]) > 0
+
+
+def test_parallel_submissions_admit_exactly_the_free_slots_on_postgres(pg_url, tmp_path):
+    """The hourly limit through the app and the queue limit through the service layer, under 12
+    concurrent requests with 2 slots left (the gate row's lock; test_cohort_limits.py on SQLite)."""
+    from limits_support import fire, queue_limit_race, world
+    w = world({"database_url": pg_url, "data_dir": tmp_path}, ["pg-ann@x.org", "pg-bo@x.org"], per_hour=5)
+    try:
+        for k in range(3):
+            r = w.as_("pg-ann@x.org").post(f"/api/exercises/{SLUG}/submissions", json={"code": f"# {k}", "kind": "run"})
+            assert r.status_code == 202, r.text
+        codes = fire(12, lambda i: w.as_("pg-ann@x.org").post(
+            f"/api/exercises/{SLUG}/submissions", json={"code": f"# p{i}", "kind": "run"}).status_code)
+        assert codes.count(202) == 2 and codes.count(429) == 10, codes
+        with db.session_scope(pg_url) as s:
+            cohorts.set_policy(s, w.cohort_id, submissions_per_hour=0)
+        out = queue_limit_race(pg_url, list(w.ids.values()), slots=2, n=12)
+        assert out.count("ok") == 2 and sum(isinstance(e, cohorts.TooManyRequests) for e in out) == 10, out
+    finally:
+        w.close()
+
+
+def test_sign_in_throttle_counts_exactly_on_postgres(pg_url):
+    """Parallel wrong passwords for one account from several web processes' worth of sessions:
+    exactly ACCOUNT_FAILURES are checked, the rest refused (test_cohort_accounts.py on SQLite)."""
+    from limits_support import fire
+    with db.session_scope(pg_url) as s:
+        auth.create_user(s, "pg-vic@x.org", "Vic", "the-right-password")
+
+    def guess(i: int) -> str:
+        with db.session_scope(pg_url) as s:
+            try:
+                auth.authenticate(s, "pg-vic@x.org", f"guess-{i}", address=f"10.2.0.{i}")
+            except auth.SignInThrottled:
+                return "throttled"
+            except auth.AuthFailed:
+                return "checked"
+        return "signed in"
+    out = fire(10, guess)
+    assert out.count("checked") == auth.ACCOUNT_FAILURES and out.count("throttled") == 10 - auth.ACCOUNT_FAILURES, out
+    with db.session_scope(pg_url) as s, pytest.raises(auth.SignInThrottled):
+        auth.authenticate(s, "pg-vic@x.org", "the-right-password")

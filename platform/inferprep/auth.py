@@ -5,6 +5,18 @@ Passwords are argon2id hashes (pwdlib) with OWASP's minimum parameters for argon
 Signing in with an unknown email verifies the password against a dummy hash, so the answer
 takes as long as for a real account and timing does not reveal which emails exist.
 
+Sign-in is throttled per account and per client address (``SignInThrottle`` rows, shared by
+every web process): at most ``ACCOUNT_FAILURES`` failed sign-ins per account and
+``ADDRESS_FAILURES`` per address in a window of ``THROTTLE_WINDOW_S``; then every attempt, with
+the right password too, answers ``SignInThrottled`` (429, ``retry_after``) until the window
+ends. An attempt is counted *before* its password is checked (a conditional increment, atomic
+on SQLite and PostgreSQL), so parallel guesses cannot outrun the count; a successful sign-in
+clears its account's count and takes back its own count from the address. Unknown emails are
+throttled the same way, so a lockout reveals nothing either. Behind a reverse proxy, the client
+address is the proxy's unless uvicorn trusts it (``--forwarded-allow-ips``).
+
+Sign-up answers the same for a new and a known email (``sign_up``: no account enumeration).
+
 Sessions are server-side rows (``AuthSession``): the cookie holds a random token, the table
 its HMAC-SHA256 under ``settings.secret_key``; sign-out deletes the row, a password change
 deletes every other session of the user. API tokens (``ipt_...``) are stored the same way and
@@ -16,7 +28,8 @@ Errors are ``services.ServiceError`` subclasses (the web layer turns them into s
     ServiceError
      ├── BadRequest     422  an invalid email, name, password or join code
      ├── AuthFailed     401  wrong email or password, an expired session or token
-     └── Conflict       409  the email is taken
+     ├── Conflict       409  the email is taken (``create_user``: admin commands; never sign-up)
+     └── SignInThrottled 429  too many failed sign-ins (``retry_after`` seconds)
 """
 
 from __future__ import annotations
@@ -29,10 +42,13 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from pydantic import BaseModel
-from sqlalchemy import delete
+from sqlalchemy import delete, update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from .cohort_models import AuthSession
+from .cohort_models import AuthSession, SignInThrottle
+from .cohorts import TooManyRequests
+from .db import insert_or_ignore
 from .models import ApiToken, Cohort, Membership, Role, User, utcnow
 from .services import BadRequest, ServiceError
 
@@ -48,6 +64,15 @@ class AuthFailed(ServiceError):
 
 class Conflict(ServiceError):
     http_status = 409
+
+
+class SignInThrottled(TooManyRequests):
+    """429: too many failed sign-ins for this account or from this address."""
+
+
+ACCOUNT_FAILURES = 5          # failed sign-ins per account per window
+ADDRESS_FAILURES = 30         # per client address (a classroom behind one NAT shares one)
+THROTTLE_WINDOW_S = 15 * 60
 
 
 class UserPublic(BaseModel):
@@ -109,17 +134,92 @@ def create_user(s: Session, email: str, name: str, password: str, *, is_instruct
     user = User(email=email, name=name, password_hash=password_hash,
                 is_instructor=is_instructor, is_admin=is_admin)
     s.add(user)
-    s.commit()
+    try:
+        s.commit()
+    except IntegrityError:      # the same email from two requests at once
+        s.rollback()
+        raise Conflict(f"an account for {email} exists; sign in instead") from None
     s.refresh(user)
     return user
 
 
-def authenticate(s: Session, email: str, password: str) -> User:
-    """The user with this email and password; ``AuthFailed`` otherwise, in the same time."""
+# -- sign-in throttling ---------------------------------------------------------------------------
+def throttle_key(kind: str, value: str) -> str:
+    """The ``SignInThrottle`` key of an account (``kind="account"``, the email as typed, normalised
+    when it is one) or a client address (``kind="address"``)."""
+    return hashlib.sha256(f"{kind}:{value}".encode("utf-8", "replace")).hexdigest()
+
+
+def _count_attempt(s: Session, key: str, limit: int) -> int | None:
+    """Count one sign-in attempt against ``key``: None if under ``limit``, else the seconds until
+    its window ends (nothing counted). Commits. Each statement is atomic on both databases (the
+    increment is conditional on the count), so concurrent attempts never exceed the limit."""
+    now = utcnow()
+    insert_or_ignore(s, SignInThrottle, key=key, failures=0, window_start=now)
+    s.exec(update(SignInThrottle)     # a new window once the old one is over
+           .where(SignInThrottle.key == key,
+                  SignInThrottle.window_start <= now - timedelta(seconds=THROTTLE_WINDOW_S))
+           .values(failures=0, window_start=now))
+    res = s.exec(update(SignInThrottle).where(SignInThrottle.key == key, SignInThrottle.failures < limit)
+                 .values(failures=SignInThrottle.failures + 1))
+    if res.rowcount == 1:
+        s.commit()
+        return None
+    start = s.exec(select(SignInThrottle.window_start).where(SignInThrottle.key == key)).one()
+    s.commit()
+    return max(1, int((_aware(start) + timedelta(seconds=THROTTLE_WINDOW_S) - now).total_seconds()) + 1)
+
+
+def _uncount(s: Session, key: str) -> None:
+    s.exec(update(SignInThrottle).where(SignInThrottle.key == key, SignInThrottle.failures > 0)
+           .values(failures=SignInThrottle.failures - 1))
+    s.commit()
+
+
+def _throttled(what: str, wait: int) -> SignInThrottled:
+    until = utcnow() + timedelta(seconds=wait)
+    minutes = (wait + 59) // 60
+    return SignInThrottled(f"too many failed sign-ins {what}; try again in {minutes} minute"
+                           f"{'s' if minutes != 1 else ''} (after {until:%H:%M} UTC)", wait)
+
+
+def _begin_attempt(s: Session, account: str, address: str | None) -> list[str]:
+    """Count an attempt for the address (if known) and the account; ``SignInThrottled`` if
+    either is spent (after taking back what was counted). Returns the keys counted."""
+    counted: list[str] = []
+    checks = [(throttle_key("address", address), ADDRESS_FAILURES, "from your network address")] if address else []
+    checks.append((throttle_key("account", account), ACCOUNT_FAILURES, "for this account"))
+    for key, limit, what in checks:
+        wait = _count_attempt(s, key, limit)
+        if wait is not None:
+            for k in counted:
+                _uncount(s, k)
+            raise _throttled(what, wait)
+        counted.append(key)
+    return counted
+
+
+def _signed_in(s: Session, account: str, address: str | None) -> None:
+    """A successful sign-in: clear the account's count, take back this attempt from the address's,
+    and drop the rows of windows long over."""
+    s.exec(delete(SignInThrottle).where(SignInThrottle.key == throttle_key("account", account)))
+    if address:
+        _uncount(s, throttle_key("address", address))
+    s.exec(delete(SignInThrottle).where(
+        SignInThrottle.window_start < utcnow() - timedelta(seconds=2 * THROTTLE_WINDOW_S)))
+    s.commit()
+
+
+def authenticate(s: Session, email: str, password: str, *, address: str | None = None) -> User:
+    """The user with this email and password; ``AuthFailed`` otherwise, in the same time;
+    ``SignInThrottled`` (before any password check) once the account or the client ``address``
+    has spent its failed attempts (see the module's docstring)."""
+    typed = (email or "").strip().lower()[:400]
     try:
         email = normal_email(email)
     except BadRequest:
         email = ""
+    _begin_attempt(s, email or typed, address)
     user = s.exec(select(User).where(User.email == email)).first() if email else None
     s.commit()   # back to the pool: no database connection is held through the hashing
     if len(password) > MAX_PASSWORD:
@@ -134,24 +234,55 @@ def authenticate(s: Session, email: str, password: str) -> User:
         user.password_hash = new_hash
         s.add(user)
         s.commit()
+    _signed_in(s, email, address)
     return user
 
 
-def sign_up(s: Session, *, join_code: str, email: str, name: str, password: str) -> User:
-    """A new student account in the cohort whose join code this is."""
+def sign_up(s: Session, *, join_code: str, email: str, name: str, password: str) -> User | None:
+    """Join the cohort whose join code this is, answering the same whether or not ``email`` has an
+    account, so sign-up cannot tell which emails exist: a new email gets a new student account;
+    a known email joins the cohort (as a student, unless it is a member already) only when
+    ``password`` is that account's password; otherwise nothing changes. Either way one argon2
+    computation (a hash or a verification), so the time does not tell either. Returns the user
+    now in the cohort, or None. Invalid input (join code, email, name, password length) raises
+    ``BadRequest`` before any lookup."""
     cohort = s.exec(select(Cohort).where(Cohort.join_code == (join_code or "").strip())).first()
     if cohort is None:
         raise BadRequest("unknown join code; ask your instructor for the cohort's code")
-    user = create_user(s, email, name, password)
-    s.add(Membership(user_id=user.id, cohort_id=cohort.id, role=Role.STUDENT.value))
-    s.commit()
+    email, name = normal_email(email), check_name(name)
+    check_password(password)
+    existing = s.exec(select(User).where(User.email == email)).first()
+    s.commit()   # no database connection held through the hashing
+    if existing is None:
+        try:
+            user = create_user(s, email, name, password)
+        except Conflict:           # signed up a moment ago by a concurrent request
+            return None
+    elif existing.password_hash and hasher().verify(password, existing.password_hash):
+        user = existing
+    else:
+        if not existing.password_hash:
+            hasher().verify(password, dummy_hash())
+        return None
+    if s.exec(select(Membership.id).where(Membership.user_id == user.id,
+                                          Membership.cohort_id == cohort.id)).first() is None:
+        s.add(Membership(user_id=user.id, cohort_id=cohort.id, role=Role.STUDENT.value))
+        try:
+            s.commit()
+        except IntegrityError:     # the same sign-up twice at once
+            s.rollback()
     return user
 
 
-def change_password(s: Session, user: User, old: str, new: str, *, secret: str, keep_token: str | None) -> None:
-    """Change the password and end every other session of the user."""
+def change_password(s: Session, user: User, old: str, new: str, *, secret: str, keep_token: str | None,
+                    address: str | None = None) -> None:
+    """Change the password and end every other session of the user. Guesses of the current
+    password count against the account's sign-in throttle (a stolen session cannot try more)."""
+    check_password(new)
+    _begin_attempt(s, user.email or f"user:{user.id}", address)
     if not user.password_hash or not hasher().verify(old, user.password_hash):
         raise AuthFailed("the current password is wrong")
+    _signed_in(s, user.email or f"user:{user.id}", address)
     user.password_hash = hash_password(new)
     s.add(user)
     q = delete(AuthSession).where(AuthSession.user_id == user.id)

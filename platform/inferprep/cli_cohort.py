@@ -35,7 +35,7 @@ def die(message: str, code: int = 2) -> None:
     err.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
 
-admin_app = typer.Typer(no_args_is_help=True, help="Accounts with more rights: instructors and admins.")
+admin_app = typer.Typer(no_args_is_help=True, help="Accounts with more rights (instructors and admins); replaying a grading.")
 cohort_app = typer.Typer(no_args_is_help=True, help="Cohorts: create, invite, assign, set policy, export grades.")
 
 DB_OPT = typer.Option(None, "--database-url", help="SQLAlchemy URL [env INFERPREP_DATABASE_URL]")
@@ -92,6 +92,69 @@ def create_admin(email: str, name: str = typer.Option(""), password: Optional[st
                  database_url: Optional[str] = DB_OPT) -> None:
     """Create an admin account (an instructor of every cohort)."""
     _create_account(email, name, password, database_url, admin=True)
+
+
+def _case_key(verdict) -> list[tuple[str, bool, str]]:
+    return [(c.name, c.passed, c.status.value) for c in verdict.cases]
+
+
+@admin_app.command("replay")
+def replay(submission_id: int,
+           as_json: bool = typer.Option(False, "--json", help="print the replayed verdict as JSON"),
+           sandbox: Optional[str] = typer.Option(None, help="auto, bwrap or none (default: auto)"),
+           database_url: Optional[str] = DB_OPT,
+           grade_fn: Optional[str] = typer.Option(None, hidden=True, help="module:function replacing the judge (tests)")) -> None:
+    """Grade a stored submission again with its recorded salt and print the verdict (nothing stored).
+
+    The salt is the grading's secret, from which the grader draws its hidden data, so the replay
+    runs the same hidden cases (with today's graders and catalog). Exit 0 when the cases and
+    their results match the recorded verdict (or nothing was recorded yet), 1 when they differ."""
+    from . import catalog
+    from .cli import print_verdict
+    from .models import Submission
+    from .verdict import Verdict
+    with _session(database_url) as s:
+        sub = s.get(Submission, submission_id)
+    if sub is None:
+        die(f"no submission {submission_id}")
+    if sub.salt is None:
+        die(f"submission {submission_id} has no recorded salt: it was graded before salts were recorded "
+            "(migration c002) or has not been claimed by a worker yet; nothing to replay")
+    try:
+        ex = catalog.get(sub.slug)
+    except catalog.CatalogError as e:
+        die(str(e))
+    if grade_fn:
+        mod, _, fn = grade_fn.partition(":")
+        grade = getattr(importlib.import_module(mod), fn)
+        extra = {}
+    else:
+        from .runner import judge
+        try:
+            judge.resolve_device(sub.device, ex)
+        except (judge.DeviceUnavailable, ValueError) as e:
+            die(f"submission {submission_id} was graded on {sub.device}: {e}")
+        grade, extra = judge.grade, {"sandbox_mode": sandbox}
+    public = sub.kind == "run"
+    err.print(f"replaying submission #{sub.id} ({sub.slug}, {'public examples' if public else 'hidden cases'}, "
+              f"{sub.device}) with its recorded salt", highlight=False)
+    v = grade(ex, sub.code, device=sub.device, public=public, progress=lambda c: None, salt=sub.salt, **extra)
+    if as_json:
+        print(v.model_dump_json(indent=2))
+    else:
+        print_verdict(v)
+    if not sub.verdict_json:
+        err.print("nothing recorded to compare with (the grading has not finished)")
+        raise typer.Exit(0)
+    recorded = Verdict.model_validate_json(sub.verdict_json)
+    if _case_key(recorded) == _case_key(v):
+        err.print(f"the same {len(v.cases)} cases and results as the recorded verdict ({recorded.status.value})",
+                  highlight=False)
+        raise typer.Exit(0)
+    err.print(f"[yellow]differs from the recorded verdict[/] (recorded {recorded.status.value}, "
+              f"{recorded.passed}/{recorded.total}; replayed {v.status.value}, {v.passed}/{v.total}): "
+              "a grader or catalog change since, or a grader that draws on more than the salt", highlight=False)
+    raise typer.Exit(1)
 
 
 # -- cohort ---------------------------------------------------------------------------------------

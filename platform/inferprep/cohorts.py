@@ -13,9 +13,8 @@ membership (local mode) it never locks anything.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import re
 import secrets
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -200,8 +199,17 @@ def release_check(s: Session, user_id: int, slug: str, now: datetime | None = No
 
 
 # -- backpressure ---------------------------------------------------------------------------------
+def admit(s: Session, sub: Submission, *, queue_limit: int) -> None:
+    """The admission check of cohort mode (``queue.enqueue``'s ``admit``): the queue limit and the
+    student's hourly rate, for new submissions and retries alike. ``enqueue`` runs it under the
+    submission gate, in the transaction that inserts ``sub``, which makes it atomic."""
+    check_capacity(s, sub.user_id, queue_limit=queue_limit)
+
+
 def check_capacity(s: Session, user_id: int, *, queue_limit: int, now: datetime | None = None) -> None:
-    """Raise ``TooManyRequests`` if the queue is full or the user's hourly limit is spent."""
+    """Raise ``TooManyRequests`` if the queue is full or the user's hourly limit is spent. Every
+    submission row counts (new ones and retries the user asked for); a check outside the gate
+    (``queue.take_gate``) is only advisory: use ``admit`` through ``enqueue``."""
     now = now or utcnow()
     queued = s.exec(select(func.count()).where(Submission.state == JobState.QUEUED.value)).one()
     if queued >= queue_limit:
@@ -309,21 +317,43 @@ def matrix(s: Session, cohort: Cohort) -> Matrix:
     return Matrix(cohort, slugs, deadlines, studs, dict(cells), stats)
 
 
-def _cell_text(value: str) -> str:
-    # A spreadsheet runs a cell that starts with = + - @ as a formula (CSV injection).
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+# A spreadsheet runs a cell as a formula when it starts with one of these (OWASP: CSV injection).
+# Opened with another delimiter than ours (Excel in a locale that uses ";", a tab or "|"), a
+# cell splits wherever that delimiter occurs, and our quotes no longer enclose the pieces (they
+# do not start them), so a trigger after any delimiter starts a cell too; spaces or quotes
+# before the trigger do not help (spreadsheets trim or drop them).
+_TRIGGER = re.compile(r'(^|[,;\t|\r\n])([ "]*)(?=[=+\-@\t\r])')
+_NEEDS_QUOTES = re.compile(r'[,;\t|\r\n"]')
+
+
+def csv_cell(value) -> str:
+    """One CSV field that no spreadsheet reads as a formula, whatever delimiter it guesses (, ;
+    tab |). A value with a trigger (= + - @ tab CR) at its start or after a delimiter gets a
+    ``'`` before the value and before each such trigger (spreadsheets show ``'=...`` as text,
+    the first piece and every piece split off alike) and is quoted. Other values are quoted when
+    they hold a delimiter, a quote or a line break; quotes are doubled (RFC 4180)."""
+    text = "" if value is None else str(value)
+    if _TRIGGER.search(text):
+        text = _TRIGGER.sub(lambda m: m.group(1) + m.group(2) + "'", text)
+        text = text if text.startswith("'") else "'" + text
+    elif not _NEEDS_QUOTES.search(text):
+        return text
+    return '"' + text.replace('"', '""') + '"'
+
+
+def csv_row(values) -> str:
+    return ",".join(csv_cell(v) for v in values) + "\r\n"
 
 
 def export_csv(s: Session, cohort: Cohort) -> str:
     """One row per student: email, name, then per assigned exercise the best hidden-case score
-    before its deadline (empty: never graded) and the number solved in time."""
+    before its deadline (empty: never graded) and the number solved in time. Every cell goes
+    through ``csv_cell`` (no formulas, whatever delimiter the spreadsheet guesses)."""
     m = matrix(s, cohort)
-    out = io.StringIO()
-    w = csv.writer(out)
-    w.writerow(["email", "name", *m.slugs, "solved"])
+    out = [csv_row(["email", "name", *m.slugs, "solved"])]
     for u in m.students:
         cells = [m.cells.get((u.id, slug)) for slug in m.slugs]
-        w.writerow([_cell_text(u.email or ""), _cell_text(u.name),
-                    *["" if c is None or c.best is None else f"{c.best:.4f}" for c in cells],
-                    sum(1 for c in cells if c is not None and c.status == "solved" and not c.late)])
-    return out.getvalue()
+        out.append(csv_row([u.email or "", u.name,
+                            *["" if c is None or c.best is None else f"{c.best:.4f}" for c in cells],
+                            sum(1 for c in cells if c is not None and c.status == "solved" and not c.late)]))
+    return "".join(out)

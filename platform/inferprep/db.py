@@ -52,6 +52,13 @@ def engine_for(url: str) -> Engine:
         return _engines[url]
 
 
+def insert_or_ignore(s: Session, model, **values) -> None:
+    """``INSERT ... ON CONFLICT DO NOTHING`` (SQLite and PostgreSQL): the row, unless its key exists."""
+    from sqlalchemy.dialects import postgresql, sqlite
+    dialect = postgresql if s.get_bind().dialect.name == "postgresql" else sqlite
+    s.exec(dialect.insert(model).values(**values).on_conflict_do_nothing())
+
+
 @contextmanager
 def session_scope(url: str) -> Iterator[Session]:
     with Session(engine_for(url), expire_on_commit=False) as s:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from enum import Enum
 
-from sqlalchemy import Column, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 LOCAL_USER_ID = 1
@@ -115,6 +115,10 @@ class Submission(SQLModel, table=True):
     cases_json: str | None = Field(default=None, sa_column=Column(Text))    # live per-case progress
     verdict_json: str | None = Field(default=None, sa_column=Column(Text))  # the full Verdict
     retry_of: int | None = Field(default=None, foreign_key="submission.id")
+    # the grading's secret (``judge.grade``'s ``salt``), drawn by the worker when it claims the job
+    # and stored before grading, so ``inferprep admin replay`` can re-run the same hidden cases.
+    # Server-side only: no page, API schema, verdict or export shows it (migration c002).
+    salt: int | None = Field(default=None, sa_type=BigInteger)
     created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None

@@ -11,6 +11,10 @@ as an internal error (retryable by the user) after ``max_attempts`` claims. ``fa
 ends every ``running`` job of a given set of workers (on start, the embedded worker's previous
 life) the same way, so nothing is ever stuck "running".
 
+Admission under limits (cohort mode: the queue limit, a student's hourly rate) is atomic: see
+``enqueue`` and ``take_gate``. Re-queueing after a lease expires is the platform's own retry and
+goes through no admission: it never counts against anyone's limits.
+
 Claiming is a compare-and-set: pick the oldest queued id (``FOR UPDATE SKIP LOCKED`` on
 PostgreSQL so concurrent workers skip each other's picks), then ``UPDATE ... WHERE id = :id AND
 state = 'queued'``; a lost race (rowcount 0) just tries the next one. SQLite serializes writers,
@@ -20,6 +24,7 @@ so the same statements are atomic there in a plain transaction.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import update
@@ -28,14 +33,69 @@ from sqlmodel import Session, select
 from .models import JobState, Submission, utcnow
 from .verdict import Status, Verdict
 
-__all__ = ["enqueue", "claim", "heartbeat", "record_progress", "finish", "requeue_expired",
+__all__ = ["enqueue", "take_gate", "claim", "heartbeat", "record_progress", "finish", "requeue_expired",
            "fail_orphans", "internal_error_verdict"]
 
+GATE = "submissions"
+AdmitFn = Callable[[Session, Submission], None]   # raises (e.g. cohorts.TooManyRequests) to refuse
 
-def enqueue(s: Session, sub: Submission) -> Submission:
-    """Write ``sub`` as a queued job and commit; returns it with its id."""
+
+def take_gate(s: Session, name: str = GATE) -> None:
+    """Open a transaction that holds the submission gate until it commits or rolls back.
+
+    The gate is one row (``SubmissionGate``) that every admission updates *as the first statement
+    of its transaction*; the limits are then counted and the submission inserted in that same
+    transaction, so admissions run one at a time and each one counts every earlier one:
+
+    - PostgreSQL: the ``UPDATE`` takes the row's lock (as ``SELECT ... FOR UPDATE`` would); a
+      concurrent admission blocks on it until this transaction ends. Under READ COMMITTED (the
+      default) every later statement takes a fresh snapshot, so the counts see the rows the
+      previous holder committed. (Under REPEATABLE READ the blocked ``UPDATE`` fails with a
+      serialization error instead: refused loudly, never over-admitted.)
+    - SQLite: a writing statement that opens a transaction takes the database's write lock at
+      its start (as ``BEGIN IMMEDIATE`` does), waiting up to the busy timeout, and reads the
+      newest state; no other connection can write until this one commits. Hence the caller must
+      have no transaction open (``enqueue`` commits first): a transaction that had already read
+      would hold an older snapshot.
+
+    One global row, not one per user, because the queue limit is global; an admission holds it
+    for a few small statements (milliseconds), far below the rate at which people submit. A
+    database created without migration c002's row gets it here on first use."""
+    from .cohort_models import SubmissionGate
+    from .db import insert_or_ignore
+    for _ in range(2):
+        res = s.exec(update(SubmissionGate).where(SubmissionGate.name == name)
+                     .values(taken=SubmissionGate.taken + 1))
+        if res.rowcount == 1:
+            return
+        s.rollback()
+        insert_or_ignore(s, SubmissionGate, name=name, taken=0)
+        s.commit()
+    raise RuntimeError(f"the submission gate row {name!r} cannot be created")
+
+
+def enqueue(s: Session, sub: Submission, *, admit: AdmitFn | None = None) -> Submission:
+    """Write ``sub`` as a queued job and commit; returns it with its id.
+
+    ``admit(s, sub)``, when given, decides whether the job may enter (the limits): it runs under
+    the gate (``take_gate``), in the transaction that then inserts ``sub``, and raises to refuse
+    (nothing is written then). So N concurrent submissions with k free slots admit exactly k."""
     sub.state = JobState.QUEUED.value
     sub.worker, sub.lease_expires_at = None, None
+    if admit is not None:
+        s.commit()     # no transaction open: the gate's UPDATE must be the first statement
+        take_gate(s)
+        try:
+            admit(s, sub)
+        except Exception:
+            # Release the gate. Commit, not roll back: the gate's counter is this transaction's only
+            # write, and a rollback would expire every object of the session (the signed-in user
+            # that the 429 page still shows).
+            try:
+                s.commit()
+            except Exception:   # noqa: BLE001 - the transaction is broken anyway
+                s.rollback()
+            raise
     s.add(sub)
     s.commit()
     s.refresh(sub)
@@ -43,8 +103,11 @@ def enqueue(s: Session, sub: Submission) -> Submission:
 
 
 def claim(s: Session, worker: str, *, lease_s: float, devices: tuple[str, ...] = ("cpu",),
-          now: datetime | None = None) -> Submission | None:
-    """Take the oldest queued job graded on one of ``devices``; None when there is none."""
+          now: datetime | None = None, salt: int | None = None) -> Submission | None:
+    """Take the oldest queued job graded on one of ``devices``; None when there is none.
+
+    ``salt`` (the worker draws one per grading) is stored with the claim, before any grading,
+    so the grading can be replayed (``inferprep admin replay``)."""
     now = now or utcnow()
     for _ in range(8):  # a few lost races, then give up until the next poll
         q = (select(Submission.id).where(Submission.state == JobState.QUEUED.value,
@@ -56,10 +119,13 @@ def claim(s: Session, worker: str, *, lease_s: float, devices: tuple[str, ...] =
         if job_id is None:
             s.rollback()
             return None
+        values = dict(state=JobState.RUNNING.value, worker=worker, attempt=Submission.attempt + 1,
+                      lease_expires_at=now + timedelta(seconds=lease_s), started_at=now)
+        if salt is not None:
+            values["salt"] = salt
         res = s.exec(update(Submission)
                      .where(Submission.id == job_id, Submission.state == JobState.QUEUED.value)
-                     .values(state=JobState.RUNNING.value, worker=worker, attempt=Submission.attempt + 1,
-                             lease_expires_at=now + timedelta(seconds=lease_s), started_at=now))
+                     .values(**values))
         s.commit()
         if res.rowcount == 1:
             sub = s.get(Submission, job_id, populate_existing=True)

@@ -157,10 +157,15 @@ def check_code(code: str | bytes, max_bytes: int) -> str:
 def save_draft(s: Session, user_id: int, slug: str, code: str | bytes, *, max_bytes: int) -> Draft:
     ensure_exercise_row(s, get_exercise(slug))
     code = check_code(code, max_bytes)
-    d = get_draft(s, user_id, slug) or Draft(user_id=user_id, slug=slug, code=code)
-    d.code, d.updated_at = code, utcnow()
-    s.add(d)
-    s.commit()
+    for _ in range(2):
+        d = get_draft(s, user_id, slug) or Draft(user_id=user_id, slug=slug, code=code)
+        d.code, d.updated_at = code, utcnow()
+        s.add(d)
+        try:
+            s.commit()
+            break
+        except IntegrityError:   # the first draft, written by two requests at once: update the winner's
+            s.rollback()
     s.refresh(d)
     return d
 
@@ -182,8 +187,12 @@ def reveal_hint(s: Session, user_id: int, ex: catalog.Exercise) -> int:
 
 # -- submissions ----------------------------------------------------------------------------------
 def create_submission(s: Session, user_id: int, slug: str, code: str | bytes, kind: str, *, device: str,
-                      max_bytes: int, source: str = "web", idempotency_key: str | None = None) -> Submission:
-    """Save the draft, write the submission row as a queued job, return it. The caller wakes the worker."""
+                      max_bytes: int, source: str = "web", idempotency_key: str | None = None,
+                      admit: queue.AdmitFn | None = None) -> Submission:
+    """Save the draft, write the submission row as a queued job, return it. The caller wakes the worker.
+
+    ``admit`` (cohort mode: ``cohorts.admit``) applies the limits atomically with the insert
+    (``queue.enqueue``); a refusal raises after the draft is saved, so nothing typed is lost."""
     get_exercise(slug)
     if kind not in (SubmissionKind.RUN.value, SubmissionKind.SUBMIT.value):
         raise BadRequest(f"kind must be 'run' (public examples) or 'submit' (hidden cases), not {kind!r}")
@@ -197,7 +206,7 @@ def create_submission(s: Session, user_id: int, slug: str, code: str | bytes, ki
     sub = Submission(user_id=user_id, slug=slug, kind=kind, source=source, code=code, device=device,
                      idempotency_key=idempotency_key)
     try:
-        return queue.enqueue(s, sub)
+        return queue.enqueue(s, sub, admit=admit)
     except IntegrityError:   # the same key from two requests at once (a double click): one wins
         s.rollback()
         old = s.exec(select(Submission).where(Submission.idempotency_key == idempotency_key,
@@ -207,13 +216,18 @@ def create_submission(s: Session, user_id: int, slug: str, code: str | bytes, ki
         return old
 
 
-def retry_submission(s: Session, user_id: int, sub_id: int, *, max_bytes: int) -> Submission:
+def retry_submission(s: Session, user_id: int, sub_id: int, *, max_bytes: int,
+                     admit: queue.AdmitFn | None = None) -> Submission:
+    """Grade again (a new submission, same code) one that ended in an internal error. A retry the
+    user asks for is a new grading: ``admit`` applies the same limits as to a new submission.
+    (The platform's own retries, re-queueing after a worker died, make no new row and count
+    against nothing.)"""
     old = get_submission(s, user_id, sub_id)
     if old.state != JobState.DONE.value or old.status != Status.INTERNAL_ERROR.value:
         raise BadRequest("only a submission that ended in an internal error can be retried")
     sub = Submission(user_id=user_id, slug=old.slug, kind=old.kind, source=old.source, code=old.code,
                      device=old.device, retry_of=old.id)
-    return queue.enqueue(s, sub)
+    return queue.enqueue(s, sub, admit=admit)
 
 
 def get_submission(s: Session, user_id: int, sub_id: int) -> Submission:

@@ -5,12 +5,19 @@
 function is injectable (tests pass a fake one); by default it is ``runner.judge.grade``, which
 is thread-safe and never raises for a submission's fault. Should it raise anyway (the platform
 failed), the job ends as an internal error, which the user can retry.
+
+Each grading gets a fresh salt (``secrets.randbits(63)``, the grading's secret from which the
+grader derives its hidden data), stored on the submission row with the claim, before grading,
+and passed to the grade function: ``inferprep admin replay`` re-runs the same hidden cases. A
+grade function without a ``salt`` parameter (an old test fake) is called without one.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+import secrets
 import socket
 import threading
 from collections.abc import Callable
@@ -22,13 +29,27 @@ from .verdict import CaseResult, Verdict
 
 log = logging.getLogger("inferprep.worker")
 
-GradeFn = Callable[..., Verdict]  # grade(exercise, code, *, device, public, progress) -> Verdict
+GradeFn = Callable[..., Verdict]  # grade(exercise, code, *, device, public, progress, salt) -> Verdict
 
 
 def default_grade(exercise: catalog.Exercise, code: str, *, device: str, public: bool,
-                  progress: Callable[[CaseResult], None]) -> Verdict:
+                  progress: Callable[[CaseResult], None], salt: int | None = None) -> Verdict:
     from .runner import judge
-    return judge.grade(exercise, code, device=device, public=public, progress=progress)
+    return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt)
+
+
+def new_salt() -> int:
+    """A grading's salt: 63 random bits (fits PostgreSQL's signed BIGINT)."""
+    return secrets.randbits(63)
+
+
+def takes_salt(fn: GradeFn) -> bool:
+    """Whether ``fn`` accepts ``salt=`` (a parameter of that name, or ``**kwargs``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "salt" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def embedded_prefix() -> str:
@@ -64,6 +85,7 @@ class Worker:
         self.name = name or f"{embedded_prefix()}{os.getpid()}"
         self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
         self.grade = grade or default_grade
+        self._salted = takes_salt(self.grade)
         self._wake = threading.Condition()
         self._pending = 0
         self._stop = threading.Event()
@@ -114,7 +136,7 @@ class Worker:
         """Claim and grade one job; False when the queue was empty."""
         with session_scope(self.db_url) as s:
             queue.requeue_expired(s, max_attempts=self.max_attempts)
-            sub = queue.claim(s, worker_id, lease_s=self.lease_s, devices=self.devices)
+            sub = queue.claim(s, worker_id, lease_s=self.lease_s, devices=self.devices, salt=new_salt())
         if sub is None:
             return False
         with self._inflight_lock:
@@ -142,7 +164,8 @@ class Worker:
 
         try:
             ex = catalog.get(sub.slug)
-            return self.grade(ex, sub.code, device=sub.device, public=sub.kind == "run", progress=progress)
+            salt = {"salt": sub.salt} if self._salted else {}
+            return self.grade(ex, sub.code, device=sub.device, public=sub.kind == "run", progress=progress, **salt)
         except Exception as e:  # noqa: BLE001 - the platform failed, not the user
             log.exception("job %s: grading raised", sub.id)
             return queue.internal_error_verdict(sub, f"the grading worker failed: {type(e).__name__}: {e}; retry")

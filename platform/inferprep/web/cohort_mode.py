@@ -6,8 +6,10 @@ What it changes, without touching the pages and API of local mode:
   else the session cookie); anyone else gets 401 on ``/api`` and a redirect to ``/login`` on a
   page. Every service call of local mode is already scoped by that user id, so a student sees
   only their own drafts, submissions and progress.
-- ``deps.exercise_from_path`` also applies backpressure: a new grading while the queue is full
-  or the student's hourly limit is spent answers 429 with ``Retry-After``.
+- ``deps.admission`` applies backpressure: a new grading (a submission, or a retry the student
+  asks for) while the queue is full or the student's hourly limit is spent answers 429 with
+  ``Retry-After``. The check runs in the transaction that inserts the submission, under the
+  submission gate (``queue.take_gate``), so concurrent requests cannot overshoot the limits.
 - CSRF: every POST/PUT/PATCH/DELETE that carries the session cookie must carry the session's
   CSRF token (``X-CSRF-Token`` header or a ``csrf_token`` form field); ``static/cohort.js``
   adds it to forms, htmx and fetch. Requests authenticated by a bearer token carry no ambient
@@ -21,6 +23,7 @@ What it changes, without touching the pages and API of local mode:
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from typing import Annotated
 from urllib.parse import parse_qs, quote
 
@@ -29,7 +32,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
-from .. import auth, catalog, cohorts, services
+from .. import auth, catalog, cohorts, queue, services
 from ..cohorts import TooManyRequests
 from ..models import User
 from ..settings import Settings
@@ -72,11 +75,12 @@ def signed_in_id(user: SignedIn) -> int:
     return user.id
 
 
-def cohort_exercise(slug: str, request: Request, s: deps.SessionDep, user: SignedIn) -> catalog.Exercise:
-    ex = services.get_exercise(cohorts.valid_slug(slug))     # no path traversal, no over-long names
-    if request.method == "POST" and request.url.path.endswith("/submissions"):
-        cohorts.check_capacity(s, user.id, queue_limit=request.app.state.settings.queue_limit)
-    return ex
+def cohort_exercise(slug: str, user: SignedIn) -> catalog.Exercise:
+    return services.get_exercise(cohorts.valid_slug(slug))     # no path traversal, no over-long names
+
+
+def cohort_admission(request: Request) -> queue.AdmitFn:
+    return partial(cohorts.admit, queue_limit=request.app.state.settings.queue_limit)
 
 
 def csrf_for(request: Request) -> str:
@@ -176,6 +180,7 @@ def install(app: FastAPI, settings: Settings) -> None:
         app.state.devices = tuple(settings.worker_devices.split(","))
     app.dependency_overrides[deps.current_user] = signed_in_id
     app.dependency_overrides[deps.exercise_from_path] = cohort_exercise
+    app.dependency_overrides[deps.admission] = cohort_admission
     app.add_middleware(CSRFMiddleware, secret=settings.secret_key)
 
     @app.exception_handler(LoginRequired)

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlmodel import Session
 
-from .. import catalog, services
+from .. import catalog, queue, services
 from ..db import session_scope
 from ..models import LOCAL_USER_ID
 from ..settings import Settings
@@ -32,7 +32,14 @@ def exercise_from_path(slug: str) -> catalog.Exercise:
     return services.get_exercise(slug)
 
 
+def admission() -> queue.AdmitFn | None:
+    """What a new grading (a submission or a retry) must pass: nothing in local mode; cohort mode
+    replaces this with the queue limit and the cohort's hourly rate (``cohorts.admit``)."""
+    return None
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 CurrentUser = Annotated[int, Depends(current_user)]
 ExerciseDep = Annotated[catalog.Exercise, Depends(exercise_from_path)]
+Admission = Annotated[queue.AdmitFn | None, Depends(admission)]

@@ -1,4 +1,9 @@
-"""Sign-in, sign-up with a join code, sign-out, password change, API tokens (cohort mode)."""
+"""Sign-in, sign-up with a join code, sign-out, password change, API tokens (cohort mode).
+
+Sign-in is throttled per account and per client address (``auth.authenticate``): a spent
+budget answers 429 with ``Retry-After`` and a page that says when to try again. Sign-up answers
+a new and a known email alike (303 to the sign-in page, no session), so it cannot be used to
+find out who has an account."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from fastapi.responses import RedirectResponse
 
 from .. import auth
 from ..auth import UserPublic
+from ..cohorts import TooManyRequests
 from ..services import ServiceError
 from .cohort_mode import PRE_COOKIE, SESSION_COOKIE, SignedIn, new_pre_token, safe_next
 from .deps import SessionDep, SettingsDep
@@ -19,13 +25,24 @@ router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", tags=["account"])
 
 
-def _page(request: Request, name: str, ctx: dict, status: int = 200):
+SIGNED_UP = ("Sign-up received: sign in below with your email and password. If that email already had an "
+             "account, it keeps its password, and it joined the cohort only if you entered that password.")
+
+
+def _page(request: Request, name: str, ctx: dict, status: int = 200, error: ServiceError | None = None):
     pre = request.cookies.get(PRE_COOKIE) or new_pre_token()
     resp = templates().TemplateResponse(request, name, {**ctx, "csrf": pre, "nav": "account"}, status_code=status)
     if request.cookies.get(PRE_COOKIE) != pre:
         resp.set_cookie(PRE_COOKIE, pre, httponly=True, samesite="lax", path="/",
                         secure=request.app.state.settings.cookie_secure)
+    if isinstance(error, TooManyRequests):
+        resp.headers["Retry-After"] = str(error.retry_after)
     return resp
+
+
+def client_address(request: Request) -> str | None:
+    """The address sign-in attempts are throttled by (behind a proxy: see ``auth``'s docstring)."""
+    return request.client.host if request.client else None
 
 
 def _pre_ok(request: Request, form: dict) -> bool:
@@ -42,8 +59,9 @@ def _signed_in_response(request: Request, s, settings, user_id: int, target: str
 
 
 @router.get("/login")
-def login_page(request: Request, next: str = "/"):
-    return _page(request, "auth_login.html", {"next": safe_next(next), "error": None, "email": ""})
+def login_page(request: Request, next: str = "/", signed_up: int = 0):
+    return _page(request, "auth_login.html", {"next": safe_next(next), "error": None, "email": "",
+                                              "notice": SIGNED_UP if signed_up else None})
 
 
 @router.post("/login")
@@ -55,9 +73,10 @@ async def login(request: Request, s: SessionDep, settings: SettingsDep):
         return _page(request, "auth_login.html", {"next": target, "email": email,
                                                   "error": "the form expired; try again"}, 403)
     try:
-        user = auth.authenticate(s, email, str(form.get("password", "")))
+        user = auth.authenticate(s, email, str(form.get("password", "")), address=client_address(request))
     except ServiceError as e:
-        return _page(request, "auth_login.html", {"next": target, "email": email, "error": str(e)}, e.http_status)
+        return _page(request, "auth_login.html", {"next": target, "email": email, "error": str(e)},
+                     e.http_status, error=e)
     return _signed_in_response(request, s, settings, user.id, target)
 
 
@@ -73,11 +92,12 @@ async def signup(request: Request, s: SessionDep, settings: SettingsDep):
     if not _pre_ok(request, form):
         return _page(request, "auth_signup.html", {**fields, "error": "the form expired; try again"}, 403)
     try:
-        user = auth.sign_up(s, join_code=fields["code"], email=fields["email"], name=fields["name"],
-                            password=str(form.get("password", "")))
+        auth.sign_up(s, join_code=fields["code"], email=fields["email"], name=fields["name"],
+                     password=str(form.get("password", "")))
     except ServiceError as e:
         return _page(request, "auth_signup.html", {**fields, "error": str(e)}, e.http_status)
-    return _signed_in_response(request, s, settings, user.id, "/cohort")
+    # the same answer whether the email was new or known (no session either way): no enumeration
+    return RedirectResponse("/login?signed_up=1&next=/cohort", status_code=303)
 
 
 @router.post("/logout")
@@ -106,9 +126,13 @@ async def change_password(request: Request, s: SessionDep, settings: SettingsDep
         return _account(request, s, user, error="the new passwords differ", status=422)
     try:
         auth.change_password(s, user, str(form.get("old", "")), str(form.get("new", "")),
-                             secret=settings.secret_key, keep_token=request.cookies.get(SESSION_COOKIE))
+                             secret=settings.secret_key, keep_token=request.cookies.get(SESSION_COOKIE),
+                             address=client_address(request))
     except ServiceError as e:
-        return _account(request, s, user, error=str(e), status=e.http_status)
+        resp = _account(request, s, user, error=str(e), status=e.http_status)
+        if isinstance(e, TooManyRequests):
+            resp.headers["Retry-After"] = str(e.retry_after)
+        return resp
     return _account(request, s, user, message="Password changed; your other sessions are signed out.")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ... import services
-from ..deps import CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from .schemas import SubmissionCreate, SubmissionPublic
 
 router = APIRouter(tags=["submissions"])
@@ -16,15 +16,20 @@ def _wake(request: Request) -> None:
         request.app.state.worker.wake()
 
 
+TOO_MANY = {429: {"description": "cohort mode: the queue is full or your hourly limit is spent (Retry-After)"}}
+
+
 @router.post("/exercises/{slug}/submissions", response_model=SubmissionPublic, status_code=202,
-             responses={413: {"description": "code over the size cap"}, 422: {"description": "not UTF-8 or invalid"}})
+             responses={413: {"description": "code over the size cap"}, 422: {"description": "not UTF-8 or invalid"},
+                        **TOO_MANY})
 def create_submission(ex: ExerciseDep, body: SubmissionCreate, request: Request, s: SessionDep,
-                      user: CurrentUser, settings: SettingsDep) -> SubmissionPublic:
+                      user: CurrentUser, settings: SettingsDep, admit: Admission) -> SubmissionPublic:
     """Queue your code for grading: ``run`` grades the public examples, ``submit`` the hidden cases.
     The answer comes at once (state ``queued``); poll ``GET /api/submissions/{id}`` for the verdict."""
     device = services.choose_device(ex, settings.device, request.app.state.devices)
     sub = services.create_submission(s, user, ex.slug, body.code, body.kind, device=device, source="api",
-                                     max_bytes=settings.max_code_bytes, idempotency_key=body.idempotency_key)
+                                     max_bytes=settings.max_code_bytes, idempotency_key=body.idempotency_key,
+                                     admit=admit)
     _wake(request)
     return SubmissionPublic.of(sub, position=services.queue_position(s, sub))
 
@@ -42,10 +47,11 @@ def read_submission(sub_id: int, s: SessionDep, user: CurrentUser) -> Submission
     return SubmissionPublic.of(sub, position=services.queue_position(s, sub))
 
 
-@router.post("/submissions/{sub_id}/retry", response_model=SubmissionPublic, status_code=202)
+@router.post("/submissions/{sub_id}/retry", response_model=SubmissionPublic, status_code=202, responses=TOO_MANY)
 def retry_submission(sub_id: int, request: Request, s: SessionDep, user: CurrentUser,
-                     settings: SettingsDep) -> SubmissionPublic:
-    """Grade again a submission that ended in an internal error (a new submission, same code)."""
-    sub = services.retry_submission(s, user, sub_id, max_bytes=settings.max_code_bytes)
+                     settings: SettingsDep, admit: Admission) -> SubmissionPublic:
+    """Grade again a submission that ended in an internal error (a new submission, same code;
+    it counts against the same limits as a new submission)."""
+    sub = services.retry_submission(s, user, sub_id, max_bytes=settings.max_code_bytes, admit=admit)
     _wake(request)
     return SubmissionPublic.of(sub, position=services.queue_position(s, sub))

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
 from ... import services
-from ..deps import CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from ..forms import read_form
 from ..templating import templates
 from .submissions import verdict_context
@@ -62,11 +62,12 @@ async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: Cur
 
 
 @router.post("/exercises/{slug}/submissions")
-async def submit(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
+async def submit(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep,
+                 admit: Admission):
     form = await read_form(request)
     device = services.choose_device(ex, settings.device, request.app.state.devices)
     sub = services.create_submission(s, user, ex.slug, form.get("code", ""), str(form.get("kind", "submit")),
-                                     device=device, max_bytes=settings.max_code_bytes, source="web")
+                                     device=device, max_bytes=settings.max_code_bytes, source="web", admit=admit)
     if request.app.state.worker is not None:
         request.app.state.worker.wake()
     if is_htmx(request):

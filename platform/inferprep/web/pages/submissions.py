@@ -7,7 +7,7 @@ from fastapi.responses import RedirectResponse
 
 from ... import services
 from ...models import Submission
-from ..deps import CurrentUser, SessionDep, SettingsDep
+from ..deps import Admission, CurrentUser, SessionDep, SettingsDep
 from ..templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -37,8 +37,8 @@ def verdict_fragment(request: Request, sub_id: int, s: SessionDep, user: Current
 
 
 @router.post("/submissions/{sub_id}/retry")
-def retry(request: Request, sub_id: int, s: SessionDep, user: CurrentUser, settings: SettingsDep):
-    sub = services.retry_submission(s, user, sub_id, max_bytes=settings.max_code_bytes)
+def retry(request: Request, sub_id: int, s: SessionDep, user: CurrentUser, settings: SettingsDep, admit: Admission):
+    sub = services.retry_submission(s, user, sub_id, max_bytes=settings.max_code_bytes, admit=admit)
     if request.app.state.worker is not None:
         request.app.state.worker.wake()
     if request.headers.get("hx-request") == "true":
