@@ -22,6 +22,7 @@ from ..grading import Grading, StopGrading, load_module
 from ..verdict import CaseResult, Status, Verdict
 from . import sandbox
 from .process import RunFailed, SubmissionProcess
+from .recording import WireRecorder
 
 log = logging.getLogger("inferprep.judge")
 
@@ -52,7 +53,8 @@ def versions() -> dict[str, str]:
 
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
-          launcher=None, fail_fast: bool = False, salt: int | None = None) -> Verdict:
+          launcher=None, fail_fast: bool = False, salt: int | None = None,
+          recorder: WireRecorder | None = None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -60,7 +62,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     default warm-pool launcher (``sandbox.launch`` is the cold path); ``salt`` is the grading's
     secret (``Grading.salt``, drawn fresh when None): the same code, salt and catalog replay the
     same hidden cases. Callers that keep a record (the web worker) store it server-side; it is
-    never part of the verdict the student sees."""
+    never part of the verdict the student sees. ``recorder`` records what the grader sends to the
+    child (``check-exercise``: a grader's cases must not depend on the submission's text)."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
     # and under load torch's default pool stalls float64 work in hosted simulators for 100-300 ms.
@@ -84,7 +87,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     try:
         proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
                                  memory_mib=meta.limits.memory_mib, device=device, mode=mode,
-                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher)
+                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher, recorder=recorder)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
         return Verdict(status=Status.INTERNAL_ERROR, message=f"cannot start the sandbox: {e}", **base)
