@@ -7,13 +7,13 @@ and batches without drafts) and checks every ValueError case.
 
 Part 2 hands ``is_lossless`` proxies of hidden verifiers (``Specimen`` below): lossless ones that
 draw differently from the reference rule and subtly biased ones. The order, the seeds and the
-vocabulary sizes are derived from a hash of the submission's code, so a verdict cannot be
-memorized by position or seed.
+vocabulary sizes are drawn from the grading's secret ``g.salt`` (fresh per grading), never from
+the submission, so a verdict can be neither memorized by position or seed nor predicted from
+the submission's own text.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass
 
@@ -370,9 +370,7 @@ VOCABS = (3, 4, 5, 6, 8)
 
 
 def _part2(g: Grading, ref) -> None:
-    code = getattr(g.proc, "code", "") or ""
-    salt = int.from_bytes(hashlib.sha256(code.encode("utf-8", "replace")).digest()[:8], "little")
-    rnd = random.Random(salt)
+    rnd = random.Random(f"speculative-verifier part 2:{g.salt}")
     specimens = [(name, rule, True) for name, rule in LOSSLESS.items()] + \
                 [(name, rule, False) for name, rule in BIASED.items()]
     rnd.shuffle(specimens)

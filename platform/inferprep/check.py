@@ -5,6 +5,15 @@ entrypoint; the stub defines every entrypoint; the reference passes the hidden c
 public examples on CPU; the stub fails; every known-wrong variant in ``tests/wrong/<module>/``
 fails. (Otter Assign refuses an assignment whose solution fails; nbgrader requires an unanswered
 exercise to fail; we also require the wrong variants to fail.)
+
+Every grading here runs under one fixed salt (``CHECK_SALT`` unless told otherwise), so a check
+is reproducible. The grader's randomness must come from that salt and from nothing the
+submission controls: the reference is graded a second time with a harmless change to its text
+(a comment and an unused name), everything the grader sends to the child is recorded in both
+runs (case names in order, a digest of every call's frame and of the hosted objects' answers),
+and the recordings must be identical. When they differ, a third run (the unchanged text, the
+same salt) tells a grader that reads the submission's code apart from one that ignores the salt
+(``os.urandom``, ``time``, an unseeded generator) and so cannot replay a grading.
 """
 
 from __future__ import annotations
@@ -17,7 +26,20 @@ from typing import Callable
 from . import catalog
 from .catalog import Exercise
 from .runner import judge
+from .runner.recording import WireRecorder, first_difference
 from .verdict import Verdict
+
+CHECK_SALT = 0x5EED_CAFE_F00D
+"""The salt every grading in a check runs under (``check-exercise --salt`` picks another)."""
+
+SALT_FINDING = "hidden cases come from the salt, not the submission"
+
+
+def harmless_change(code: str) -> str:
+    """The same program with different text: a comment line before, a comment and an unused
+    module-level name after."""
+    return ("# check-exercise: the same program with different text\n" + code.rstrip("\n")
+            + "\n\n# end of the changed copy\n_inferprep_check_unused = 1\n")
 
 
 @dataclass
@@ -45,7 +67,7 @@ def _defined_functions(source: str) -> set[str]:
 
 
 def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None = None,
-                   on_finding: Callable[[Finding], None] | None = None) -> Report:
+                   on_finding: Callable[[Finding], None] | None = None, salt: int = CHECK_SALT) -> Report:
     report = Report(slug)
 
     def add(f: Finding) -> None:
@@ -75,12 +97,16 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
     if not report.ok:
         return report
 
-    def run(path: Path, public: bool = False, fail_fast: bool = False) -> Verdict:
-        return judge.grade(ex, path.read_text(encoding="utf-8"), device=device, public=public,
-                           sandbox_mode=sandbox_mode, fail_fast=fail_fast)
+    def run(path: Path, public: bool = False, fail_fast: bool = False, code: str | None = None,
+            recorder: WireRecorder | None = None) -> Verdict:
+        return judge.grade(ex, path.read_text(encoding="utf-8") if code is None else code, device=device,
+                           public=public, sandbox_mode=sandbox_mode, fail_fast=fail_fast, salt=salt,
+                           recorder=recorder)
 
-    v = run(ex.reference_path)
+    first = WireRecorder()
+    v = run(ex.reference_path, recorder=first)
     add(Finding("reference passes the hidden cases", v.ok, _summary(v), v))
+    add(_salt_finding(run, ex.reference_path, first.finish()))
     v = run(ex.reference_path, public=True)
     add(Finding("reference passes the public examples", v.ok, _summary(v), v))
     # The stub and the wrong variants only need to fail: stop at their first failing case.
@@ -90,6 +116,30 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
         v = run(w, fail_fast=True)
         add(Finding(f"wrong variant {w.name} fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
     return report
+
+
+def _salt_finding(run, reference: Path, first: list) -> Finding:
+    """Grade the reference again with a harmless change to its text (same salt) and compare what
+    the grader sent; if they differ, a third run of the unchanged text tells which rule broke."""
+    code = reference.read_text(encoding="utf-8")
+    changed = WireRecorder()
+    run(reference, code=harmless_change(code), recorder=changed)
+    diff = first_difference(first, changed.finish())
+    if diff is None:
+        n_cases = sum(1 for kind, _ in first if kind == "case")
+        n_calls = sum(1 for kind, _ in first if kind not in ("case", "replies"))
+        return Finding(SALT_FINDING, True, f"{n_cases} cases and {n_calls} calls identical when the "
+                       "reference's text changes")
+    again = WireRecorder()
+    run(reference, recorder=again)
+    replay = first_difference(first, again.finish())
+    if replay is None:
+        return Finding(SALT_FINDING, False, "the grader derives what it sends from the submission's code "
+                       "(the same salt, a harmless change to the reference's text): " + diff
+                       + "; draw hidden data, case order and specimens' seeds from g.salt")
+    return Finding(SALT_FINDING, False, "the grader does not replay from its salt (the same salt and the "
+                   "same code twice): " + replay + "; draw every random choice from g.salt, not from "
+                   "os.urandom, secrets, time or an unseeded generator")
 
 
 def _summary(v: Verdict) -> str:

@@ -224,16 +224,19 @@ def grade(slug: str, file: Path,
 
 @app.command("check-exercise")
 def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = typer.Option(False, "--all"),
-                   device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None)) -> None:
-    """Check an exercise: metadata, statement, reference passes, stub and wrong variants fail."""
-    from .check import check_exercise as run_check
+                   device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None),
+                   salt: Optional[int] = typer.Option(None, help="the salt every grading runs under "
+                                                      "[default: check.CHECK_SALT]")) -> None:
+    """Check an exercise: metadata, statement, reference passes, stub and wrong variants fail, and
+    the grader's hidden cases come from its salt, not from the submission's text."""
+    from .check import CHECK_SALT, check_exercise as run_check
     if not slug and not all_:
         die("give a SLUG or --all")
     slugs = [e.slug for e in catalog.all_exercises()] if all_ else [slug]
     bad = 0
     for s in slugs:
         console.print(f"[bold]{s}[/]")
-        rep = run_check(s, device=device, sandbox_mode=sandbox,
+        rep = run_check(s, device=device, sandbox_mode=sandbox, salt=CHECK_SALT if salt is None else salt,
                         on_finding=lambda f: console.print(f"  {'[green]ok[/]' if f.ok else '[red]FAIL[/]'} {f.what}"
                                                            f"{'  [dim]' + f.detail + '[/]' if f.detail else ''}", highlight=False))
         bad += not rep.ok

@@ -129,6 +129,8 @@ class Grading:
     def case(self, name: str, points: float = 1.0) -> Iterator[None]:
         t0 = time.perf_counter()
         self._case_start_record = len(self.proc.records)
+        if getattr(self.proc, "recorder", None) is not None:
+            self.proc.recorder.case(name)
         status, message = Status.PASSED, ""
         if self.proc.dead is not None:
             try:

@@ -23,6 +23,7 @@ from ..grading import Grading, StopGrading, load_module
 from ..verdict import CaseResult, Status, Verdict
 from . import sandbox
 from .process import RunFailed, SubmissionProcess
+from .recording import WireRecorder
 
 log = logging.getLogger("inferprep.judge")
 
@@ -59,7 +60,8 @@ error. These retries are the platform's: they count against no limit of the stud
 
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
-          launcher=None, fail_fast: bool = False, salt: int | None = None) -> Verdict:
+          launcher=None, fail_fast: bool = False, salt: int | None = None,
+          recorder: WireRecorder | None = None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -67,7 +69,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     default warm-pool launcher (``sandbox.launch`` is the cold path); ``salt`` is the grading's
     secret (``Grading.salt``, drawn fresh when None): the same code, salt and catalog replay the
     same hidden cases. Callers that keep a record (the web worker) store it server-side; it is
-    never part of the verdict the student sees.
+    never part of the verdict the student sees. ``recorder`` records what the grader sends to the
+    child (``check-exercise``: a grader's cases must not depend on the submission's text).
 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
@@ -85,8 +88,11 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
 
     for attempt in range(PLATFORM_RETRIES + 1):
         relay.seen = 0
+        if recorder is not None:
+            recorder.reset()  # a retried attempt records afresh
         verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,
-                                       progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt)
+                                       progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt,
+                                       recorder=recorder)
         if failure is None:
             break
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
@@ -96,7 +102,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
 
 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
-                progress, launcher, fail_fast: bool, salt: int) -> tuple[Verdict, str | None]:
+                progress, launcher, fail_fast: bool, salt: int,
+                recorder: WireRecorder | None) -> tuple[Verdict, str | None]:
     """One attempt: (the verdict, why the platform failed it or None)."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
@@ -121,7 +128,7 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
     try:
         proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
                                  memory_mib=meta.limits.memory_mib, device=device, mode=mode,
-                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher)
+                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher, recorder=recorder)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
         msg = f"cannot start the sandbox: {e}"

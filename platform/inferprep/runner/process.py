@@ -21,7 +21,8 @@ from typing import Any
 
 from ..verdict import Status
 from . import sandbox
-from .wire import Channel, FrameTooLarge, ProxyRef, WireClosed, WireError
+from .recording import WireRecorder, frame_digest
+from .wire import Channel, FrameTooLarge, ProxyRef, WireClosed, WireError, encode
 
 SIGNALS = {24: "SIGXCPU", 9: "SIGKILL", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ", 7: "SIGBUS", 8: "SIGFPE"}
 
@@ -129,8 +130,11 @@ class Budget:
 class SubmissionProcess:
     def __init__(self, code: str, entrypoints: list[str], *, time_s: float, memory_mib: int,
                  device: str = "cpu", mode: str | None = None, output_bytes: int = 8 << 20,
-                 nproc: int = 64, budget: Budget | None = None, launcher=None):
+                 nproc: int = 64, budget: Budget | None = None, launcher=None,
+                 recorder: WireRecorder | None = None):
         self.code = code
+        self.recorder = recorder
+        """Records what the grader sends (calls, hosted objects' answers) when set (check-exercise)."""
         self.entrypoints = entrypoints
         self.time_s = time_s
         self.limits = {"time_s": time_s, "memory_mib": memory_mib, "output_bytes": output_bytes,
@@ -183,7 +187,17 @@ class SubmissionProcess:
 
     def _send(self, msg) -> None:
         with self._send_lock:
-            self.chan.send(msg)
+            head, bufs = self.chan.send(msg)
+            if self.recorder is not None:
+                self._record(msg, head, bufs)
+
+    def _record(self, msg: dict, head: bytes, bufs: list) -> None:
+        op = msg.get("op")
+        if op in ("call", "spmd"):
+            self.recorder.request(op, str(msg.get("fn")), frame_digest(head, bufs))
+        elif op == "preturn":  # without the child's call id (concurrent ranks number them in any order)
+            h, b = encode({k: v for k, v in msg.items() if k != "id"}, self._hook)
+            self.recorder.reply(frame_digest(h, b))
 
     def host(self, obj, methods, attrs=None, concurrent: bool = False) -> Hosted:
         h = Hosted(obj, tuple(methods), dict(attrs or {}), concurrent)

@@ -341,7 +341,8 @@ class Channel:
         self.bytes_in = 0
         self.bytes_out = 0
 
-    def send(self, value: Any) -> None:
+    def send(self, value: Any) -> tuple[bytes, list]:
+        """Send one frame; returns its encoding (JSON header, buffers)."""
         head, bufs = encode(value, self.proxy_hook)
         parts = [_HEAD.pack(len(head), len(bufs)), head]
         for b in bufs:
@@ -352,6 +353,7 @@ class Channel:
             raise FrameTooLarge(f"message of {total} bytes exceeds the {self.max_frame}-byte limit")
         self.bytes_out += total
         self.sock.sendall(b"".join(parts) if total < 1 << 16 else _join_large(parts))
+        return head, bufs
 
     def _exact(self, n: int, deadline: float | None) -> bytearray:
         """Read exactly ``n`` bytes before ``deadline`` (time.monotonic), growing the buffer as data
