@@ -27,7 +27,7 @@ from . import catalog
 from .catalog import Exercise
 from .runner import judge
 from .runner.recording import WireRecorder, first_difference
-from .verdict import Verdict
+from .verdict import CORE, INPUT_CHECKS, Verdict
 
 CHECK_SALT = 0x5EED_CAFE_F00D
 """The salt every grading in a check runs under (``check-exercise --salt`` picks another)."""
@@ -113,45 +113,28 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
     v = run(ex.stub_path, fail_fast=True)
     add(Finding("stub fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
     for w in ex.wrong_paths:
-        v = run(w, fail_fast=True)
-        add(Finding(f"wrong variant {w.name} fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
+        try:
+            target = variant_target(w.read_text(encoding="utf-8"))
+        except ValueError as e:
+            add(Finding(f"wrong variant {w.name} declares its target", False, str(e)))
+            continue
+        v = run(w, fail_fast=target)
+        if target == CORE:
+            ok = not v.ok and v.status.value != "internal_error"
+        else:
+            ok = v.status.value != "internal_error" and any(not c.passed for c in v.cases if c.group == INPUT_CHECKS)
+        add(Finding(f"wrong variant {w.name} fails {target}", ok, _summary(v), v))
     return report
 
 
-def _salt_finding(run, reference: Path, first: list) -> Finding:
-    """Grade the reference again with a harmless change to its text (same salt) and compare what
-    the grader sent; if they differ, a third run of the unchanged text tells which rule broke."""
-    code = reference.read_text(encoding="utf-8")
-    changed = WireRecorder()
-    run(reference, code=harmless_change(code), recorder=changed)
-    diff = first_difference(first, changed.finish())
-    if diff is None:
-        n_cases = sum(1 for kind, _ in first if kind == "case")
-        n_calls = sum(1 for kind, _ in first if kind not in ("case", "replies"))
-        return Finding(SALT_FINDING, True, f"{n_cases} cases and {n_calls} calls identical when the "
-                       "reference's text changes")
-    again = WireRecorder()
-    run(reference, recorder=again)
-    replay = first_difference(first, again.finish())
-    if replay is None:
-        return Finding(SALT_FINDING, False, "the grader derives what it sends from the submission's code "
-                       "(the same salt, a harmless change to the reference's text): " + diff
-                       + "; draw hidden data, case order and specimens' seeds from g.salt")
-    return Finding(SALT_FINDING, False, "the grader does not replay from its salt (the same salt and the "
-                   "same code twice): " + replay + "; draw every random choice from g.salt, not from "
-                   "os.urandom, secrets, time or an unseeded generator")
-
-
-def _summary(v: Verdict) -> str:
-    first_fail = next((c for c in v.cases if not c.passed), None)
-    s = f"{v.status.value} {v.passed}/{v.total} in {v.seconds:.1f}s"
-    if v.message:
-        s += f": {v.message.splitlines()[0][:160]}"
-    elif first_fail is not None:
-        s += f": {first_fail.name}: {first_fail.message.splitlines()[0][:160] if first_fail.message else ''}"
-    return s
-
-
-def check_exercise_dir_only(folder: Path) -> Exercise:
-    """Validate just the folder (for `inferprep new` and for malformed-folder tests)."""
-    return catalog.load_exercise_dir(folder)
+def variant_target(source: str) -> str:
+    """The group a known-wrong variant aims at, declared on its docstring's first line: one that
+    says "(input checks)" (e.g. ``WRONG (input checks): flattens a 0-D input``) must fail an
+    input-check case and may pass; any other must fail the algorithm (a core case), so a variant
+    cannot quietly turn into a pass when cases are regrouped. Raises ValueError without a
+    docstring (the header is where a variant says what mistake it makes)."""
+    doc = (ast.get_docstring(ast.parse(source)) or "").strip()
+    if not doc:
+        raise ValueError("a known-wrong variant needs a docstring naming its mistake (and '(input checks)' "
+                         "on its first line if it targets only the input checks)")
+    return INPUT_CHECKS if "(input checks)" in doc.splitlines()[0].lower() else CORE

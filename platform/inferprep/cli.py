@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import catalog
-from .verdict import CaseResult, Status, Verdict
+from .verdict import INPUT_CHECKS, CaseResult, Status, Verdict
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Practise LLM inference-engineering interview questions with hidden graders.")
@@ -159,7 +159,8 @@ def print_verdict(v: Verdict) -> None:
         table.add_column("message", overflow="fold")
     for c in v.cases:
         style = STATUS_STYLE[c.status]
-        row = [escape(c.name), f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms"]
+        name = escape(c.name) + (" [dim](input check)[/]" if c.group == INPUT_CHECKS else "")
+        row = [name, f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms"]
         if inline:
             row.append(escape((c.message.splitlines()[0] if c.message else "")[:200]))
         table.add_row(*row)
@@ -177,7 +178,8 @@ def print_verdict(v: Verdict) -> None:
             console.print(f"[dim]{label} of your code{f' (the first {cut} characters cut; --json has 64 KiB)' if cut else ''}:[/]")
             console.print(text[cut:], markup=False, highlight=False)
     style = STATUS_STYLE[v.status]
-    console.print(f"[{style} bold]{v.status.label}[/]  {v.passed}/{v.total} cases, score {v.score:.2f}"
+    checks = f"; input checks {v.input_checks_passed}/{v.input_checks_total}" if v.input_checks_total else ""
+    console.print(f"[{style} bold]{v.status.label}[/]{checks}  {v.passed}/{v.total} core cases, score {v.score:.2f}"
                   f"{' (public examples)' if v.public else ''}  ·  {v.seconds:.2f} s on {v.device}")
     if v.message:
         console.print(v.message, markup=False, highlight=False)

@@ -1,7 +1,12 @@
 """Verdicts: the structured result of grading one submission.
 
 Statuses follow an online judge's fixed priority (DMOJ's set): when several apply, the first in
-``STATUS_PRIORITY`` is the run's status. Score = passed cases / all cases (weighted by points).
+``STATUS_PRIORITY`` is the run's status. Hidden cases come in two groups: ``core`` (the task on
+valid inputs, edge cases included) and ``input checks`` (the ValueError cases). The status, the
+score (passed core points / core points) and ``passed``/``total`` are the core group's alone: a
+correct algorithm without input validation passes; ``input_checks_passed``/``input_checks_total``
+are shown beside it ("Passed; input checks 12/19") and decide nothing. Everything downstream (the
+CLI's exit code, the database, progress, the editorial, analytics) follows the status.
 """
 
 from __future__ import annotations
@@ -48,6 +53,11 @@ def worst(statuses) -> Status:
     return Status.PASSED
 
 
+CORE = "core"
+INPUT_CHECKS = "input checks"
+GROUPS = (CORE, INPUT_CHECKS)
+
+
 class CaseResult(BaseModel):
     name: str
     passed: bool
@@ -55,6 +65,7 @@ class CaseResult(BaseModel):
     message: str = ""
     seconds: float = 0.0
     points: float = 1.0
+    group: str = CORE
 
 
 class Verdict(BaseModel):
@@ -72,6 +83,8 @@ class Verdict(BaseModel):
     sandbox: str = ""
     seconds: float = 0.0
     versions: dict[str, str] = Field(default_factory=dict)
+    input_checks_passed: int = 0
+    input_checks_total: int = 0
     platform_retries: int = 0
     """How many times the platform ran this grading again after failing it itself (the sandbox
     could not start, the warm pool's server died); never the student's doing, counted nowhere."""
@@ -80,19 +93,34 @@ class Verdict(BaseModel):
     def ok(self) -> bool:
         return self.status == Status.PASSED
 
+    @property
+    def summary(self) -> str:
+        """"Passed; input checks 12/19", "Wrong answer; 31/40 cases"."""
+        s = self.status.label if self.status != Status.PASSED else "Passed"
+        if self.status != Status.PASSED and self.total:
+            s += f"; {self.passed}/{self.total} cases"
+        if self.input_checks_total:
+            s += f"; input checks {self.input_checks_passed}/{self.input_checks_total}"
+        return s
+
     @classmethod
     def from_cases(cls, slug: str, cases: list[CaseResult], run_status: Status | None = None,
                    message: str = "", **kw) -> "Verdict":
-        total_pts = sum(c.points for c in cases)
-        got = sum(c.points for c in cases if c.passed)
-        statuses = [c.status for c in cases]
+        core = [c for c in cases if c.group != INPUT_CHECKS]
+        checks = [c for c in cases if c.group == INPUT_CHECKS]
+        total_pts = sum(c.points for c in core)
+        got = sum(c.points for c in core if c.passed)
+        statuses = [c.status for c in core]
+        # a grader failure is the platform's whatever group it happened in
+        statuses += [c.status for c in checks if c.status == Status.INTERNAL_ERROR]
         if run_status is not None:
             statuses.append(run_status)
-        if not cases and run_status is None:
+        if not core and run_status is None:
             statuses.append(Status.INTERNAL_ERROR)
-            message = message or "the grader produced no cases"
+            message = message or "the grader produced no core cases"
         status = worst(statuses)
         return cls(slug=slug, status=status, message=message, cases=cases,
-                   passed=sum(c.passed for c in cases), total=len(cases),
+                   passed=sum(c.passed for c in core), total=len(core),
+                   input_checks_passed=sum(c.passed for c in checks), input_checks_total=len(checks),
                    score=(got / total_pts if total_pts else 0.0) if status != Status.INTERNAL_ERROR else 0.0,
                    **kw)

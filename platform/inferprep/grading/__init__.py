@@ -34,10 +34,10 @@ from typing import Any, Iterator
 import torch
 
 from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, SubmissionRaised
-from ..verdict import CaseResult, Status
+from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
 from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
 
-__all__ = ["Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "expect_close", "expect_equal",
+__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "expect_close", "expect_equal",
            "expect_tensor", "fail", "load_module"]
 
 
@@ -66,7 +66,7 @@ class Grading:
     """What a grader sees: the submission (``call``, ``raises``, ``host``) and its cases."""
 
     def __init__(self, proc: SubmissionProcess, *, device: str, public: bool, reference_path: Path,
-                 progress=None, fail_fast: bool = False, salt: int | None = None):
+                 progress=None, fail_fast: bool | str = False, salt: int | None = None):
         self.proc = proc
         self.device = torch.device(device)
         self.public = public
@@ -76,7 +76,11 @@ class Grading:
         self._progress = progress
         self._case_start_record = 0
         self.internal: str | None = None
-        self.fail_fast = fail_fast
+        self.fail_fast = CORE if fail_fast is True else (fail_fast or None)
+        """None, or the group whose first failing case stops the grading (``check-exercise`` only
+        needs to know that a stub or a known-wrong variant fails the group it targets)."""
+        self.died_in: str | None = None
+        """The group of the case in which the submission's process stopped, if it did."""
         self.salt = secrets.randbits(63) if salt is None else int(salt)
         """The grading's secret (fresh per grading unless replaying one): every random choice a
         grader makes (hidden data, case order, a hosted specimen's behaviour) derives from it, never
@@ -126,7 +130,13 @@ class Grading:
 
     # -- cases ----------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def case(self, name: str, points: float = 1.0) -> Iterator[None]:
+    def case(self, name: str, points: float = 1.0, group: str = CORE) -> Iterator[None]:
+        """One hidden case. ``group``: ``CORE`` (the task on valid inputs, edge cases included;
+        decides the verdict) or ``INPUT_CHECKS`` (a ValueError the statement promises; scored
+        beside the verdict). Run input checks after the core cases: a child that dies in one
+        stops every later case."""
+        if group not in GROUPS:
+            raise GraderError(f"case group must be one of {GROUPS}, not {group!r}")
         t0 = time.perf_counter()
         self._case_start_record = len(self.proc.records)
         if getattr(self.proc, "recorder", None) is not None:
@@ -138,7 +148,7 @@ class Grading:
             except Exception:  # noqa: BLE001 - the body cannot reach a dead submission
                 pass
             self._record(name, Status(self.proc.dead.status),
-                         "not run: the submission process stopped in an earlier case", 0.0, points)
+                         "not run: the submission process stopped in an earlier case", 0.0, points, group)
             return
         try:
             yield
@@ -149,18 +159,20 @@ class Grading:
             message = f"{e}\n{e.traceback}".strip()
         except RunFailed as e:
             status, message = e.status, str(e)
+            if self.died_in is None:
+                self.died_in = group
         except Exception as e:  # noqa: BLE001 - the grader is broken: internal error
             import traceback
             status = Status.INTERNAL_ERROR
             message = "the grader failed (not your fault): " + f"{type(e).__name__}: {e}"
             self.internal = "".join(traceback.format_exception(e))
-        self._record(name, status, message, time.perf_counter() - t0, points)
-        if self.fail_fast and status != Status.PASSED:
+        self._record(name, status, message, time.perf_counter() - t0, points, group)
+        if self.fail_fast is not None and status != Status.PASSED and (group == self.fail_fast or self.proc.dead):
             raise StopGrading(name)
 
-    def _record(self, name, status, message, seconds, points) -> None:
+    def _record(self, name, status, message, seconds, points, group=CORE) -> None:
         r = CaseResult(name=name, passed=status == Status.PASSED, status=status, message=message[:8000],
-                       seconds=round(seconds, 6), points=points)
+                       seconds=round(seconds, 6), points=points, group=group)
         self.results.append(r)
         if self._progress is not None:
             self._progress(r)

@@ -20,7 +20,7 @@ import torch
 from .. import __version__
 from ..catalog import Exercise
 from ..grading import Grading, StopGrading, load_module
-from ..verdict import CaseResult, Status, Verdict
+from ..verdict import INPUT_CHECKS, CaseResult, Status, Verdict
 from . import sandbox
 from .process import RunFailed, SubmissionProcess
 from .recording import WireRecorder
@@ -60,7 +60,7 @@ error. These retries are the platform's: they count against no limit of the stud
 
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
-          launcher=None, fail_fast: bool = False, salt: int | None = None,
+          launcher=None, fail_fast: bool | str = False, salt: int | None = None,
           recorder: WireRecorder | None = None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
@@ -102,7 +102,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
 
 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
-                progress, launcher, fail_fast: bool, salt: int,
+                progress, launcher, fail_fast: bool | str, salt: int,
                 recorder: WireRecorder | None) -> tuple[Verdict, str | None]:
     """One attempt: (the verdict, why the platform failed it or None)."""
     t0 = time.perf_counter()
@@ -173,7 +173,8 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
             cases = g.results
             if g.internal:
                 log.error("grader %s failed in a case:\n%s", exercise.slug, g.internal)
-            if proc.dead is not None and run_status is None:
+            if proc.dead is not None and run_status is None and (g.died_in != INPUT_CHECKS or proc.platform_failure):
+                # a death inside an input-check case shows on that case and decides nothing
                 run_status, message = proc.dead.status, str(proc.dead)
     finally:
         proc.close()
