@@ -180,9 +180,12 @@ class SubmissionProcess:
         return h
 
     def _device_map(self, d: str) -> str:
+        """Where a tensor from the child lands here. CUDA only when grading on CUDA: a forged
+        ``"device": "cuda"`` in a CPU grading must not make this process set up a CUDA context
+        (hundreds of MB) for a frame of a few bytes; the child has no GPU then anyway."""
         if d.startswith("cuda"):
             import torch
-            return d if torch.cuda.is_available() else "cpu"
+            return d if self.device.startswith("cuda") and torch.cuda.is_available() else "cpu"
         return "cpu" if d != "meta" else "meta"
 
     def _send(self, msg) -> None:

@@ -29,6 +29,9 @@ enum member         ``{"$enum": "module:Class", "value": ...}`` (allow-listed mo
 proxy               ``{"$proxy": id, "methods": [...], "attrs": {...}}`` (see ``Proxy``)
 ==================  ========================================================================
 
+Each buffer is referenced by exactly one value (the encoder never shares one; the decoder refuses a
+second reference), so a frame decodes to at most its own size plus ``FRAME_OVERHEAD_BYTES``.
+
 Errors: ``WireError`` for anything malformed, oversized or not encodable.
 """
 
@@ -39,6 +42,7 @@ import enum
 import importlib
 import json
 import math
+import reprlib
 import socket
 import struct
 import time
@@ -54,10 +58,15 @@ MAX_FRAME_BYTES = 512 * 1024 * 1024
 
 MAX_HEADER_BYTES = 4 * 1024 * 1024
 """Largest JSON header (bytes): structure is small, bulk data travels as raw buffers. Bounds the
-parser's memory (a 4 MiB header of ``[[],[],...]`` still decodes in well under a second)."""
+parser's memory (a 4 MiB header of ``[[],[],...]``: about 100 MB at its peak, in about a second)."""
 
 MAX_NODES = 1_000_000
 """Most JSON values one frame may hold."""
+
+FRAME_OVERHEAD_BYTES = 64 * 1024
+"""A frame decodes to at most its own size plus this many bytes (tensor, array, bytes and generator
+payloads plus string characters). Every raw buffer is referenced at most once, so a frame's
+buffers are copied at most once each: no small frame fills the receiver's memory."""
 
 ALLOWED_MODULES = ("inferprep.specs", "inferprep.sim")
 """Dataclasses and enums from these modules (and their submodules) may cross the wire."""
@@ -94,9 +103,9 @@ _DTYPES = {str(d).removeprefix("torch."): d for d in (
 
 
 def _torch_dtype(name: str) -> torch.dtype:
-    dt = _DTYPES.get(str(name))
+    dt = _DTYPES.get(name) if type(name) is str else None
     if dt is None:
-        raise WireError(f"dtype {name!r} cannot cross the wire")
+        raise WireError(f"dtype {_brief(name)} cannot cross the wire")
     return dt
 
 
@@ -188,118 +197,242 @@ class _Encoder:
 
 
 class _Decoder:
-    def __init__(self, buffers: list[bytes], proxy_factory=None, device_map=None):
+    """Decodes one frame's JSON tree. Bounded: every raw buffer is taken at most once (a second
+    reference would be a second copy of it), every tensor or array header must match its buffer
+    byte for byte before anything is allocated, and the decoded bytes (buffers taken plus string
+    characters) are charged against ``budget``, which by default is the frame's own size plus
+    ``FRAME_OVERHEAD_BYTES``. ``deadline`` (time.monotonic) bounds the CPU time spent."""
+
+    def __init__(self, buffers: list, proxy_factory=None, device_map=None, budget: int | None = None,
+                 deadline: float | None = None):
         self.nodes = 0
         self.buffers = buffers
+        self.taken = bytearray(len(buffers))
         self.proxy_factory = proxy_factory
         self.device_map = device_map
+        self.budget = math.inf if budget is None else budget
+        self.deadline = deadline
 
-    def buf(self, i: Any) -> bytes:
-        if not isinstance(i, int) or not 0 <= i < len(self.buffers):
-            raise WireError(f"bad buffer index {i!r}")
-        return self.buffers[i]
+    def charge(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise WireError("the message decodes to more bytes than the frame holds")
+
+    def take(self, i: Any, nbytes: int | None = None) -> bytes:
+        """Buffer ``i``, which no other value of this frame may use. ``nbytes``: the size its header
+        declares, charged before the buffer is compared with it (else the buffer's size is)."""
+        if type(i) is not int or not 0 <= i < len(self.buffers):
+            raise WireError(f"bad buffer index {_brief(i)}")
+        if self.taken[i]:
+            raise WireError(f"buffer {i} is referenced more than once")
+        self.taken[i] = 1
+        data = self.buffers[i]
+        self.buffers[i] = None  # the decoded value replaces it (decode gives us our own list)
+        self.charge(len(data) if nbytes is None else nbytes)
+        if nbytes is not None and len(data) != nbytes:
+            raise WireError(f"buffer {i} holds {len(data)} bytes, its header declares {nbytes}")
+        return data
 
     def dec(self, v: Any, depth: int = 0) -> Any:
         if depth > 64:
             raise WireError("value nested too deeply")
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
+        nodes = self.nodes = self.nodes + 1
+        if nodes > MAX_NODES:
             raise WireError(f"more than {MAX_NODES} values in one message")
-        if isinstance(v, str):
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                return v.encode("utf-8", "replace").decode("utf-8")  # lone surrogates
+        if not nodes & 0x3FF and self.deadline is not None and time.monotonic() > self.deadline:
+            raise socket.timeout("deadline passed while decoding a frame")
+        cls = type(v)
+        if cls is str:
+            budget = self.budget = self.budget - len(v)
+            if budget < 0:
+                raise WireError("the message decodes to more bytes than the frame holds")
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return v.encode("utf-8", "replace").decode("utf-8")  # lone surrogates
             return v
-        if v is None or isinstance(v, (bool, int, float)):
+        if cls is list:  # in place: the JSON tree is ours, so its lists are not built twice
+            v[:] = [self.dec(x, depth + 1) for x in v]
             return v
-        if isinstance(v, list):
-            return [self.dec(x, depth + 1) for x in v]
-        if not isinstance(v, dict) or len(v) == 0:
-            raise WireError(f"malformed value {str(v)[:80]!r}")
-        if "$t" in v:
-            return self.tensor(v)
-        if "$np" in v:
-            dtype = np.dtype(v["dtype"])
-            if dtype.hasobject:
-                raise WireError("object arrays cannot cross the wire")
-            shape = tuple(int(s) for s in v["shape"])
-            data = self.buf(v["$np"])
-            if len(data) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
-                raise WireError("array buffer size does not match its shape")
-            return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
-        if "$f" in v:
-            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[v["$f"]]
-        if "$tuple" in v:
-            return tuple(self.dec(x, depth + 1) for x in v["$tuple"])
-        if "$dict" in v:
-            out = {}
-            for pair in v["$dict"]:
-                k, x = pair
-                k = self.dec(k, depth + 1)
-                if isinstance(k, list):
-                    raise WireError("unhashable dict key")
-                out[k] = self.dec(x, depth + 1)
-            return out
-        if "$b" in v:
-            return bytes(self.buf(v["$b"]))
-        if "$dtype" in v:
-            return _torch_dtype(v["$dtype"])
-        if "$gen" in v:
-            device = str(v.get("device", "cpu"))
-            if self.device_map is not None:
-                device = self.device_map(device)
-            g = torch.Generator(device=device)
-            try:
-                g.set_state(torch.frombuffer(bytearray(self.buf(v["$gen"])), dtype=torch.uint8))
-            except (RuntimeError, ValueError) as e:
-                raise WireError(f"malformed generator state: {e}") from e
-            return g
-        if "$dc" in v:
-            cls = _allowed_class(v["$dc"])
-            if not dataclasses.is_dataclass(cls):
-                raise WireError(f"{v['$dc']!r} is not a dataclass")
-            fields = {str(k): self.dec(x, depth + 1) for k, x in v["fields"].items()}
-            try:
-                return cls(**fields)
-            except (TypeError, ValueError) as e:
-                raise WireError(f"cannot build {v['$dc']}: {e}") from e
-        if "$enum" in v:
-            cls = _allowed_class(v["$enum"])
-            if not issubclass(cls, enum.Enum):
-                raise WireError(f"{v['$enum']!r} is not an enum")
-            try:
-                return cls(self.dec(v["value"], depth + 1))
-            except ValueError as e:
-                raise WireError(str(e)) from e
-        if "$proxy" in v:
-            if self.proxy_factory is None:
-                raise WireError("proxies are not accepted in this direction")
-            ref = ProxyRef(int(v["$proxy"]), tuple(str(m) for m in v["methods"]),
-                           {str(k): self.dec(x, depth + 1) for k, x in v.get("attrs", {}).items()})
-            return self.proxy_factory(ref)
-        raise WireError(f"unknown tag in {str(v)[:80]!r}")
+        if cls is dict and v:
+            for tag in v:  # the tag comes first; nothing but its own keys follow
+                break
+            allowed = _TAGS.get(tag)
+            if allowed is None or (len(v) > 1 and not allowed.issuperset(v)):
+                raise WireError(f"malformed value {_brief(v)}")
+            return _DECODE[tag](self, v, depth + 1)
+        if v is None or cls is bool or cls is int or cls is float:
+            return v
+        raise WireError(f"malformed value {_brief(v)}")
 
-    def tensor(self, v: dict) -> torch.Tensor:
-        dtype = _torch_dtype(str(v["dtype"]))
-        shape = tuple(int(s) for s in v["shape"])
-        if any(s < 0 for s in shape):
-            raise WireError("negative tensor dimension")
-        data = self.buf(v["$t"])
-        numel = math.prod(shape)
-        itemsize = torch.empty((), dtype=dtype).element_size()
-        if len(data) != numel * itemsize:
-            raise WireError("tensor buffer size does not match its shape and dtype")
-        if numel == 0:
+    def device(self, v: dict) -> str:
+        device = v.get("device", "cpu")
+        if type(device) is not str:
+            raise WireError(f"malformed device {_brief(device)}")
+        if self.device_map is not None:
+            device = self.device_map(device)
+        return device
+
+    def tensor(self, v: dict, depth: int) -> torch.Tensor:
+        dtype = _torch_dtype(v["dtype"])
+        shape = _shape(v["shape"])
+        data = self.take(v["$t"], math.prod(shape) * _ITEMSIZE[dtype])
+        if len(data) == 0:
             t = torch.empty(shape, dtype=dtype)
         else:
             t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
-        device = str(v.get("device", "cpu"))
-        if self.device_map is not None:
-            device = self.device_map(device)
+        device = self.device(v)
         if device != "cpu":
             t = t.to(device)
         return t
+
+    def array(self, v: dict, depth: int) -> np.ndarray:
+        dtype = _np_dtype(v["dtype"])
+        shape = _shape(v["shape"])
+        data = self.take(v["$np"], math.prod(shape) * dtype.itemsize)
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+    def special_float(self, v: dict, depth: int) -> float:
+        special = v["$f"]
+        if special not in ("nan", "inf", "-inf"):
+            raise WireError(f"malformed float {_brief(special)}")
+        return float(special)
+
+    def tuple_(self, v: dict, depth: int) -> tuple:
+        items = v["$tuple"]
+        if type(items) is not list:
+            raise WireError(f"malformed tuple {_brief(items)}")
+        return tuple([self.dec(x, depth) for x in items])
+
+    def dict_(self, v: dict, depth: int) -> dict:
+        out = {}
+        dec = self.dec
+        items = v["$dict"]
+        if type(items) is not list:
+            raise WireError(f"malformed dict {_brief(items)}")
+        for pair in items:
+            if type(pair) is not list or len(pair) != 2:
+                raise WireError(f"malformed dict item {_brief(pair)}")
+            k = dec(pair[0], depth)
+            if isinstance(k, list):
+                raise WireError("unhashable dict key")
+            out[k] = dec(pair[1], depth)
+        return out
+
+    def bytes_(self, v: dict, depth: int) -> bytes:
+        return bytes(self.take(v["$b"]))
+
+    def dtype(self, v: dict, depth: int) -> torch.dtype:
+        return _torch_dtype(v["$dtype"])
+
+    def generator(self, v: dict, depth: int) -> torch.Generator:
+        g = torch.Generator(device=self.device(v))
+        try:
+            g.set_state(torch.frombuffer(bytearray(self.take(v["$gen"])), dtype=torch.uint8))
+        except (RuntimeError, ValueError) as e:
+            raise WireError(f"malformed generator state: {e}") from e
+        return g
+
+    def dataclass(self, v: dict, depth: int) -> Any:
+        cls = _allowed_class(_str(v["$dc"]))
+        if not dataclasses.is_dataclass(cls):
+            raise WireError(f"{v['$dc']!r} is not a dataclass")
+        fields = {str(k): self.dec(x, depth) for k, x in _dict(v["fields"]).items()}
+        try:
+            return cls(**fields)
+        except (TypeError, ValueError) as e:
+            raise WireError(f"cannot build {v['$dc']}: {e}") from e
+
+    def enum(self, v: dict, depth: int) -> enum.Enum:
+        cls = _allowed_class(_str(v["$enum"]))
+        if not issubclass(cls, enum.Enum):
+            raise WireError(f"{v['$enum']!r} is not an enum")
+        try:
+            return cls(self.dec(v["value"], depth))
+        except ValueError as e:
+            raise WireError(str(e)) from e
+
+    def proxy(self, v: dict, depth: int) -> Any:
+        if self.proxy_factory is None:
+            raise WireError("proxies are not accepted in this direction")
+        if type(v["$proxy"]) is not int:
+            raise WireError(f"malformed proxy id {_brief(v['$proxy'])}")
+        methods = tuple([self.dec(_str(m), depth) for m in _list(v["methods"])])
+        attrs = {str(k): self.dec(x, depth) for k, x in _dict(v.get("attrs", {})).items()}
+        return self.proxy_factory(ProxyRef(v["$proxy"], methods, attrs))
+
+
+_DECODE = {"$t": _Decoder.tensor, "$np": _Decoder.array, "$f": _Decoder.special_float, "$tuple": _Decoder.tuple_,
+           "$dict": _Decoder.dict_, "$b": _Decoder.bytes_, "$dtype": _Decoder.dtype, "$gen": _Decoder.generator,
+           "$dc": _Decoder.dataclass, "$enum": _Decoder.enum, "$proxy": _Decoder.proxy}
+
+_TAGS = {tag: frozenset((tag,) + keys) for tag, keys in {
+    "$t": ("dtype", "shape", "device"), "$np": ("dtype", "shape"), "$f": (), "$tuple": (), "$dict": (), "$b": (),
+    "$dtype": (), "$gen": ("device",), "$dc": ("fields",), "$enum": ("value",), "$proxy": ("methods", "attrs"),
+}.items()}
+"""Each tag and the keys its object may carry. The tag is the object's first key (as the encoder
+writes it), and no other tag may follow: one tag per object, nothing else."""
+
+_ITEMSIZE = {d: torch.empty((), dtype=d).element_size() for d in _DTYPES.values()}
+
+MAX_DIMS = 64
+"""Most dimensions of a tensor or array (numpy's own limit)."""
+
+_NP_KINDS = "biufcSUVmM"
+
+
+def _str(v: Any) -> str:
+    if type(v) is not str:
+        raise WireError(f"expected a string, got {_brief(v)}")
+    return v
+
+
+def _list(v: Any) -> list:
+    if type(v) is not list:
+        raise WireError(f"expected a list, got {_brief(v)}")
+    return v
+
+
+def _dict(v: Any) -> dict:
+    if type(v) is not dict:
+        raise WireError(f"expected an object, got {_brief(v)}")
+    return v
+
+
+def _shape(v: Any) -> tuple[int, ...]:
+    """A shape as the encoder writes it: a list of at most ``MAX_DIMS`` JSON integers, each in
+    [0, 2**63) (no floats, booleans, strings or huge integers)."""
+    if type(v) is not list or len(v) > MAX_DIMS:
+        raise WireError(f"malformed shape {_brief(v)}")
+    for s in v:
+        if type(s) is not int or not 0 <= s < 1 << 63:
+            raise WireError(f"malformed shape {_brief(v)}")
+    return tuple(v)
+
+
+def _np_dtype(v: Any) -> np.dtype:
+    """A plain numpy dtype in the canonical form ``dtype.str`` writes (``"<f8"``, ``"|b1"``,
+    ``"<U5"``): no fields, sub-arrays or objects, never an empty item."""
+    if type(v) is not str or len(v) > 16:
+        raise WireError(f"array dtype {_brief(v)} cannot cross the wire")
+    try:
+        dtype = np.dtype(v)
+    except (TypeError, ValueError) as e:
+        raise WireError(f"array dtype {v!r} cannot cross the wire") from e
+    if (dtype.str != v or dtype.kind not in _NP_KINDS or dtype.fields is not None or dtype.subdtype is not None
+            or dtype.hasobject or dtype.itemsize == 0):
+        raise WireError(f"array dtype {v!r} cannot cross the wire")
+    return dtype
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60
+
+
+def _brief(v: Any) -> str:
+    """A short repr of a value from the other side, in bounded time and memory."""
+    return _REPR.repr(v)[:120]
 
 
 def encode(value: Any, proxy_hook=None) -> tuple[bytes, list]:
@@ -309,15 +442,28 @@ def encode(value: Any, proxy_hook=None) -> tuple[bytes, list]:
     return head, e.buffers
 
 
-def decode(head: bytes, buffers: list[bytes], proxy_factory=None, device_map=None) -> Any:
+def decode(head: bytes, buffers: list[bytes], proxy_factory=None, device_map=None, *,
+           max_decoded: int | None = None, deadline: float | None = None) -> Any:
     """Decode a frame produced by ``encode``. Raises ``WireError`` on anything malformed: whatever
-    goes wrong while decoding bytes from the other side is that side's fault, never ours."""
-    if len(head) > MAX_HEADER_BYTES:
-        raise FrameTooLarge(f"JSON header of {len(head)} bytes exceeds {MAX_HEADER_BYTES}")
+    goes wrong while decoding bytes from the other side is that side's fault, never ours.
+
+    Each buffer may be referenced once; the decoded bytes (buffers, string characters) may not
+    exceed ``max_decoded``, by default the frame's own size plus ``FRAME_OVERHEAD_BYTES``.
+    ``deadline`` (time.monotonic) bounds the decoding too: past it, ``socket.timeout``."""
+    return _decode(head, list(buffers), proxy_factory, device_map, max_decoded, deadline)
+
+
+def _decode(head: bytes, buffers: list, proxy_factory, device_map, max_decoded: int | None,
+            deadline: float | None, max_header: int = MAX_HEADER_BYTES) -> Any:
+    """``decode`` on a list of buffers it may consume (each entry is dropped once decoded)."""
+    if len(head) > max_header:
+        raise FrameTooLarge(f"JSON header of {len(head)} bytes exceeds {max_header}")
+    if max_decoded is None:
+        max_decoded = len(head) + sum(map(len, buffers)) + FRAME_OVERHEAD_BYTES
     try:
         obj = json.loads(head)
-        return _Decoder(buffers, proxy_factory, device_map).dec(obj)
-    except WireError:
+        return _Decoder(buffers, proxy_factory, device_map, max_decoded, deadline).dec(obj)
+    except (WireError, socket.timeout):
         raise
     except Exception as e:  # noqa: BLE001 - RecursionError, MemoryError, TypeError, ...
         raise WireError(f"malformed message: {type(e).__name__}: {str(e)[:200]}") from None
@@ -327,7 +473,8 @@ class Channel:
     """A framed, bidirectional message channel over a connected stream socket.
 
     ``send(value)`` and ``recv() -> value``; ``recv`` raises ``WireClosed`` on EOF,
-    ``socket.timeout`` when ``timeout`` (seconds) passes, ``FrameTooLarge`` for an oversized frame.
+    ``socket.timeout`` when ``timeout`` (seconds) passes (reading or decoding the frame),
+    ``FrameTooLarge`` for an oversized frame, ``WireError`` for a malformed one.
     """
 
     def __init__(self, sock: socket.socket, proxy_hook=None, proxy_factory=None, device_map=None,
@@ -373,7 +520,8 @@ class Channel:
 
     def recv(self, timeout: float | None = None, deadline: float | None = None) -> Any:
         """The next value. ``deadline`` (time.monotonic) or ``timeout`` (seconds) bounds the whole
-        frame, not each read: a sender that drips bytes cannot stretch it."""
+        frame, not each read: a sender that drips bytes cannot stretch it, nor can a frame that is
+        slow to decode (e.g. dict keys whose hashes collide)."""
         if deadline is None and timeout is not None:
             deadline = time.monotonic() + timeout
         if deadline is None:
@@ -391,7 +539,7 @@ class Channel:
                 raise FrameTooLarge(f"message exceeds the {self.max_frame}-byte limit")
             bufs.append(bytes(self._exact(n, deadline)))
         self.bytes_in += total
-        return decode(head, bufs, self.proxy_factory, self.device_map)
+        return _decode(head, bufs, self.proxy_factory, self.device_map, None, deadline, self.max_header)
 
 
 def _join_large(parts: list) -> bytes:
