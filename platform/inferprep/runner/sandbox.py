@@ -224,11 +224,24 @@ def protect_secrets() -> list[str]:
     return changed
 
 
-def _is_zombie(proc_dir: Path) -> bool:
+def _task_dead(task_dir: Path) -> bool:
     try:
-        return (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        return (task_dir / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
     except (OSError, IndexError):
         return True
+
+
+def _is_zombie(proc_dir: Path) -> bool:
+    """True when no thread of the process is alive. Not just the leader's state: a leader thread
+    that ended with SYS_exit (not exit_group) reads "Z" in /proc/<pid>/stat while its other
+    threads run on (a red-team review hid a process from ``kill_uid`` that way)."""
+    if not _task_dead(proc_dir):
+        return False
+    try:
+        tasks = list((proc_dir / "task").iterdir())
+    except OSError:
+        return True
+    return all(_task_dead(t) for t in tasks)
 
 
 def uid_processes(uid: int) -> list[int]:
