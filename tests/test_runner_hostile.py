@@ -13,7 +13,8 @@ _unhook.py, which empties the harness's audit hook first) and ``expected.toml``:
   only), proving the namespaces and the allow-listed root hold on their own;
 - ``controls``: positive controls run in the test process first, showing the target exists and is
   reachable outside the sandbox (so "cannot reach" cannot pass because the target is absent);
-- ``after``: checks on the host once the verdict is in (``no_sysv_ipc_left``);
+- ``after``: checks on the host once the verdict is in (``no_sysv_ipc_left``; ``no_task_left``: no
+  thread of the child's uid alive, whatever /proc/<pid>/stat says of its leader);
 - ``skip``: "<mode>-<path>" combinations where the case does not apply, with the reason in a comment.
 """
 
@@ -102,6 +103,42 @@ def sysv_ipc_of(uid: int) -> list[str]:
     return left
 
 
+def live_tasks_of(uid: int) -> list[str]:
+    """Every live task (thread) on the host whose real uid is ``uid``: unlike a look at
+    /proc/<pid>/stat, this also finds a thread group whose leader thread has exited (shown "Z")
+    while other threads run."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            tasks = list((p / "task").iterdir())
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                status = (t / "status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid and fields["State"].split()[0] not in ("Z", "X"):
+                out.append(f"{p.name}/{t.name} {fields['State'].strip()}")
+    return out
+
+
+def no_task_left(uid: int) -> None:
+    import time
+    deadline = time.monotonic() + 2.0  # a pid namespace being torn down may take a moment
+    while (left := live_tasks_of(uid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for entry in left:  # never leave a stray process behind, even when the check fails
+        try:
+            os.kill(int(entry.split("/")[0]), 9)
+        except OSError:
+            pass
+    assert left == [], left
+
+
 def run_case(name: str, mode: str, launcher_box: list | None = None, path: str = "warm"):
     ex = catalog.get("add-vectors")
     code = submission_code(name)
@@ -151,6 +188,8 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode, path, laye
             assert sandbox.uid_processes(uid) == []
             if "no_sysv_ipc_left" in expected.get("after", []):
                 assert sysv_ipc_of(uid) == []
+            if "no_task_left" in expected.get("after", []):
+                no_task_left(uid)
 
 
 FILL_TMP = """

@@ -66,7 +66,7 @@ WORKDIR = "/tmp"
 
 # linux/sched.h, linux/mount.h
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x4000, 0x40000
 TMP_INODES = 16384
 
 
@@ -110,6 +110,9 @@ def isolate(uid: int, tmp_mib: int) -> None:
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     opts = f"size={int(tmp_mib)}m,nr_inodes={TMP_INODES},mode=0700,uid={uid},gid={uid}".encode()
     check(libc.mount(b"tmpfs", WORKDIR.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount tmpfs /tmp")
+    for d in sandbox.covered_writable():  # /dev/shm, /var/tmp, /run/lock of the host: empty, read-only
+        check(libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                         b"size=4k,nr_inodes=1,mode=0755"), f"mount tmpfs {d}")
 
 
 def _child(req: dict, wire: int, out: int, err: int) -> None:

@@ -166,6 +166,10 @@ class Client:
         return msg.get("value")
 
 
+NOFILE = 1024
+"""Open files per process (the CUDA driver and torch need well under this)."""
+
+
 def _apply_limits(limits: dict, device: str) -> None:
     """RLIMITs counted from where the harness stands now (after importing torch)."""
     def setr(res, soft, hard=None):
@@ -189,6 +193,9 @@ def _apply_limits(limits: dict, device: str) -> None:
         setr(resource.RLIMIT_AS, vm + int(limits["memory_mib"]) * 1024 * 1024)
     setr(resource.RLIMIT_FSIZE, int(limits.get("output_bytes", 8 << 20)))
     setr(resource.RLIMIT_CORE, 0)
+    # Each open file can pin kernel memory outside RLIMIT_AS (pipe buffers, a memfd without the
+    # filter): keep the count small; times RLIMIT_NPROC it bounds what one submission can hold.
+    setr(resource.RLIMIT_NOFILE, int(limits.get("nofile", NOFILE)))
     if limits.get("nproc"):
         setr(resource.RLIMIT_NPROC, int(limits["nproc"]))
 

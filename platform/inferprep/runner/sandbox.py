@@ -160,7 +160,22 @@ class UidLease:
         os.close(self.fd)
 
 
-SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+
+
+def covered_writable() -> list[str]:
+    """The host's world-writable folders besides /tmp that a child's own mount namespace covers
+    with an empty, read-only tmpfs (without bubblewrap; its root has none of them): otherwise
+    /dev/shm is a channel between concurrent submissions and /run/lock outlives the verdict."""
+    out = []
+    for d in SHARED_WRITABLE[1:]:
+        try:
+            st = os.lstat(d)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            out.append(d)
+    return out
 
 
 def remove_tree(path: str | Path) -> None:
@@ -224,11 +239,24 @@ def protect_secrets() -> list[str]:
     return changed
 
 
-def _is_zombie(proc_dir: Path) -> bool:
+def _task_dead(task_dir: Path) -> bool:
     try:
-        return (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        return (task_dir / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
     except (OSError, IndexError):
         return True
+
+
+def _is_zombie(proc_dir: Path) -> bool:
+    """True when no thread of the process is alive. Not just the leader's state: a leader thread
+    that ended with SYS_exit (not exit_group) reads "Z" in /proc/<pid>/stat while its other
+    threads run on (a red-team review hid a process from ``kill_uid`` that way)."""
+    if not _task_dead(proc_dir):
+        return False
+    try:
+        tasks = list((proc_dir / "task").iterdir())
+    except OSError:
+        return True
+    return all(_task_dead(t) for t in tasks)
 
 
 def uid_processes(uid: int) -> list[int]:
@@ -505,7 +533,9 @@ def scopes_wrapper(uid: int) -> list[str] | None:
     if not (unshare and mount and sh):
         return None
     opts = f"size={TMP_QUOTA_MIB}m,nr_inodes=16384,mode=0700,uid={uid},gid={uid},nosuid,nodev"
-    script = f'{mount} -t tmpfs -o "$0" tmpfs /tmp && cd /tmp && exec "$@"'
+    cover = "".join(f"{mount} -t tmpfs -o ro,size=4k,nr_inodes=1,mode=0755,nosuid,nodev,noexec tmpfs {d} && "
+                    for d in covered_writable())
+    script = f'{mount} -t tmpfs -o "$0" tmpfs /tmp && {cover}cd /tmp && exec "$@"'
     return [unshare, "--mount", "--ipc", "--net", "--uts", "--propagation", "private", "--", sh, "-c", script, opts]
 
 

@@ -15,7 +15,9 @@ submission can reach through ``gc`` and switch off. The filter refuses, with ``E
   ``umount2``, ``pivot_root``, ``chroot``), kernel modules, ``kexec``, ``reboot``, swap, ``acct``;
 - large kernel attack surface a submission never needs: ``bpf``, ``keyctl``/``add_key``/
   ``request_key``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*`` (whose operations bypass
-  seccomp's view of socket calls), ``fanotify_init``, ``open_by_handle_at``, ``iopl``/``ioperm``.
+  seccomp's view of socket calls), ``fanotify_init``, ``open_by_handle_at``, ``iopl``/``ioperm``;
+- ``memfd_create``/``memfd_secret``: the pages of a memfd that is never mapped count against no
+  rlimit (RLIMIT_AS counts mappings), so many of them would hold the host's memory.
 
 ``clone3`` answers ``ENOSYS`` (its flags sit behind a pointer seccomp cannot read), which makes
 glibc fall back to ``clone``, whose flags the filter does check; Docker's default profile does the
@@ -49,6 +51,8 @@ DENIED = (
     "bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
     "io_uring_setup", "io_uring_enter", "io_uring_register", "fanotify_init",
     "open_by_handle_at", "name_to_handle_at", "lookup_dcookie",
+    # memory outside RLIMIT_AS: an unmapped memfd's pages belong to no address space
+    "memfd_create", "memfd_secret",
 )
 
 # clone(2) flags that create namespaces (linux/sched.h)
