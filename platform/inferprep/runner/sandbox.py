@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import itertools
 import logging
 import os
 import shutil
@@ -133,6 +134,21 @@ def describe(mode: str) -> str:
             f"({'; '.join(layers(mode))}; fine for local practice, install `bubblewrap` for real isolation)")
 
 
+_LEASES = itertools.count()
+
+
+def uid_has_tasks(uid: int) -> bool:
+    """Any process of ``uid``, zombies included."""
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if p.stat().st_uid == uid:
+                    return True
+            except FileNotFoundError:
+                pass
+    return False
+
+
 class UidLease:
     """An exclusive uid from [UID_BASE, UID_BASE + UID_COUNT), held with a file lock."""
 
@@ -140,7 +156,8 @@ class UidLease:
         lock_dir = state_dir() / "uids"
         lock_dir.mkdir(mode=0o700, exist_ok=True)
         os.chmod(lock_dir, 0o700)  # a submission must not be able to hold (flock) the locks
-        start = (os.getpid() * 7) % UID_COUNT
+        # Rotate through the range (a run does not get the uid the previous run just left).
+        start = (os.getpid() * 7 + next(_LEASES) * 13) % UID_COUNT
         for i in range(UID_COUNT):
             uid = UID_BASE + (start + i) % UID_COUNT
             fd = os.open(lock_dir / f"{uid}.lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
@@ -149,8 +166,13 @@ class UidLease:
             except BlockingIOError:
                 os.close(fd)
                 continue
-            self.uid, self.fd = uid, fd
             kill_uid(uid)  # whatever an earlier holder left behind dies before we hand it out
+            if uid_has_tasks(uid):
+                # zombies not yet reaped by their new parent still count against RLIMIT_NPROC
+                # (a fork bomb's leftovers): the next run would start unable to fork; skip it
+                os.close(fd)
+                continue
+            self.uid, self.fd = uid, fd
             return
         raise RuntimeError("all sandbox uids are in use")
 
