@@ -105,6 +105,20 @@ class ExerciseMeta(BaseModel):
     hints: list[str] = Field(default_factory=list)
     summary: str = ""
     limits: Limits = Field(default_factory=Limits)
+    forbidden: list[str] = Field(default_factory=list, description=(
+        "dotted names of library callables the submission may not use (e.g. "
+        "torch.nn.functional.scaled_dot_product_attention): the harness replaces each with a "
+        "function that raises before the submission loads. A guard against shortcuts the statement "
+        "forbids, not a security boundary: list every alias (torch._C._nn..., torch.ops.aten...)"))
+
+    @field_validator("forbidden")
+    @classmethod
+    def _forbidden(cls, v: list[str]) -> list[str]:
+        for name in v:
+            parts = name.split(".")
+            if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+                raise ValueError(f"forbidden entry {name!r} must be a dotted name like torch.nn.functional.softmax")
+        return v
 
     @field_validator("slug")
     @classmethod

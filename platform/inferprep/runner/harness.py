@@ -221,6 +221,44 @@ def _preload_public_modules() -> None:
                 pass
 
 
+class ForbiddenCall(RuntimeError):
+    """A library callable this exercise's statement forbids (``forbidden`` in exercise.toml)."""
+
+
+def _forbid(names: list[str]) -> list[str]:
+    """Replace each dotted name with a function that raises ``ForbiddenCall``; returns the names
+    that could not be resolved (reported on stderr, never fatal). A guard against shortcuts, not a
+    boundary: a determined submission can reach the originals through ctypes."""
+    missing = []
+    for name in names:
+        parts = name.split(".")
+        obj = None
+        for i in range(len(parts) - 1, 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[i:-1]:
+                    obj = getattr(obj, attr)
+                getattr(obj, parts[-1])
+            except AttributeError:
+                obj = None
+            break
+        if obj is None:
+            missing.append(name)
+            continue
+
+        def refuse(*args, _name=name, **kwargs):
+            raise ForbiddenCall(f"{_name} is not allowed in this exercise (the statement asks you to "
+                                "write it yourself)")
+        try:
+            setattr(obj, parts[-1], refuse)
+        except (AttributeError, TypeError):
+            missing.append(name)
+    return missing
+
+
 def _install_audit_hook(hidden: list[str], secret: list[str] = (), reveal: list[str] = (),
                         allow_network: bool = False) -> None:
     """Refuse, from here on, to open hidden paths, start processes, load native code or connect.
@@ -307,6 +345,8 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
     path = workdir / SUBMISSION_FILE
     path.write_text(init["code"], encoding="utf-8")
     _apply_limits(init["limits"], device)
+    for name in _forbid(list(init.get("forbidden") or [])):
+        print(f"inferprep: could not forbid {name} (not found)", file=sys.stderr)
     _install_audit_hook(list(init.get("hidden", [])), list(init.get("secret", [])), list(init.get("reveal", [])))
 
     # Load the submission from its file path, never through sys.path.

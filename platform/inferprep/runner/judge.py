@@ -128,7 +128,8 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
     try:
         proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
                                  memory_mib=meta.limits.memory_mib, device=device, mode=mode,
-                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher, recorder=recorder)
+                                 output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher, recorder=recorder,
+                                 forbidden=meta.forbidden)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
         msg = f"cannot start the sandbox: {e}"

@@ -130,12 +130,13 @@ class Budget:
 class SubmissionProcess:
     def __init__(self, code: str, entrypoints: list[str], *, time_s: float, memory_mib: int,
                  device: str = "cpu", mode: str | None = None, output_bytes: int = 8 << 20,
-                 nproc: int = 64, budget: Budget | None = None, launcher=None,
+                 nproc: int = 64, budget: Budget | None = None, launcher=None, forbidden: list[str] = (),
                  recorder: WireRecorder | None = None):
         self.code = code
         self.recorder = recorder
         """Records what the grader sends (calls, hosted objects' answers) when set (check-exercise)."""
         self.entrypoints = entrypoints
+        self.forbidden = list(forbidden)
         self.time_s = time_s
         self.limits = {"time_s": time_s, "memory_mib": memory_mib, "output_bytes": output_bytes,
                        "nproc": nproc}
@@ -250,7 +251,7 @@ class SubmissionProcess:
                     "device": self.device, "hidden": [str(p) for p in sandbox.hidden_paths()],
                     "secret": [str(p) for p in sandbox.secret_paths()],
                     "reveal": [str(p) for p in sandbox.revealed_paths()],
-                    "workdir": self.child.extra["workdir"]})
+                    "workdir": self.child.extra["workdir"], "forbidden": self.forbidden})
         self._hello()
         reply = self._recv_reply()
         self.ready = reply.get("op") == "ready"
