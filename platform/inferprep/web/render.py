@@ -41,6 +41,46 @@ def markdown(text: str) -> Markup:
     return Markup(_md().render(text))
 
 
+RULES_HEADING = "## Exact rules"
+
+
+def split_rules(text: str) -> tuple[str, str | None, str]:
+    """(before, the "## Exact rules" section without its heading or None, after): the section runs
+    to the next level-2 heading. Headings inside fenced code blocks do not count."""
+    lines = text.splitlines()
+    fence = None
+    start = end = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+            continue
+        if fence:
+            continue
+        if start is None and line.rstrip() == RULES_HEADING:
+            start = i
+        elif start is not None and line.startswith("## "):
+            end = i
+            break
+    if start is None:
+        return text, None, ""
+    end = len(lines) if end is None else end
+    return "\n".join(lines[:start]), "\n".join(lines[start + 1:end]), "\n".join(lines[end:])
+
+
+def statement(text: str) -> Markup:
+    """A statement's HTML with its "## Exact rules" section folded (``<details>``): the page leads
+    with "In short" and keeps the accepted types, errors and tolerances one click away."""
+    before, rules, after = split_rules(text)
+    if rules is None:
+        return markdown(text)
+    return Markup(markdown(before) + Markup('<details class="rules"><summary><h2>Exact rules</h2> '
+                                            '<span class="muted small">types, errors, tolerances</span>'
+                                            '</summary>') + markdown(rules) + Markup("</details>")
+                  + markdown(after))
+
+
 def without_title(text: str) -> str:
     """The Markdown minus a leading ``# Title`` line (the page shows the title already)."""
     lines = text.lstrip().splitlines()
@@ -55,4 +95,4 @@ def pygments_css() -> str:
     return HtmlFormatter(style="default").get_style_defs(".highlight")
 
 
-__all__ = ["markdown", "python", "highlight_code", "pygments_css", "PythonLexer"]
+__all__ = ["markdown", "statement", "split_rules", "python", "highlight_code", "pygments_css", "PythonLexer"]

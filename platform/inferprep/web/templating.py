@@ -27,5 +27,5 @@ def templates() -> Jinja2Templates:
     t.env.globals.update(vendor=VENDOR, version=__version__, tracks=list(catalog.Track),
                          collections=list(catalog.Collection), difficulties=list(catalog.Difficulty),
                          kinds=list(catalog.Kind))
-    t.env.filters.update(markdown=render.markdown, without_title=render.without_title, python=render.python, status_label=_label)
+    t.env.filters.update(markdown=render.markdown, statement=render.statement, without_title=render.without_title, python=render.python, status_label=_label)
     return t
