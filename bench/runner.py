@@ -49,7 +49,7 @@ def layer_costs(n: int, mode: str) -> None:
     """What the isolation layers of issue 11 cost per submission: the warm overhead with the
     seccomp filter on and off (one run, interleaved), and, measured apart in a forked root process,
     loading the filter and creating the per-child namespaces and /tmp."""
-    from inferprep.runner import forkserver, syscalls
+    from inferprep.runner import forkserver, sandbox, scopes, syscalls
     on, off = [], []
     for _ in range(n):
         for flag, into in (("1", on), ("0", off)):
@@ -66,7 +66,7 @@ def layer_costs(n: int, mode: str) -> None:
         pid = os.fork()
         if pid == 0:
             t0 = time.perf_counter()
-            forkserver.isolate(65000, 128)
+            scopes.isolate(65000, 128, [str(r) for r in sandbox.allowed_roots()], sandbox.covered_writable())
             t1 = time.perf_counter()
             syscalls.install()
             t2 = time.perf_counter()

@@ -56,7 +56,7 @@ import threading
 from pathlib import Path
 
 from .. import paths
-from . import sandbox
+from . import sandbox, scopes
 
 log = logging.getLogger("inferprep.runner.warm")
 
@@ -64,10 +64,6 @@ SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN")
 IDLE_BEFORE_SPARE_S = 0.05
 WORKDIR = "/tmp"
 
-# linux/sched.h, linux/mount.h
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x4000, 0x40000
-TMP_INODES = 16384
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,36 +81,6 @@ def _recv_request(ctl: socket.socket):
     return json.loads(msg), list(fds)
 
 
-_LIBC = None
-
-
-def _libc():
-    global _LIBC
-    if _LIBC is None:
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-    return _LIBC
-
-
-def isolate(uid: int, tmp_mib: int) -> None:
-    """In a freshly forked child, still root: its own mount, IPC, network and uts namespaces and a
-    private tmpfs on /tmp owned by ``uid``. Raises OSError if the kernel refuses."""
-    libc = _libc()
-
-    def check(rc: int, what: str) -> None:
-        if rc != 0:
-            e = ctypes.get_errno()
-            raise OSError(e, f"{what}: {os.strerror(e)}")
-
-    check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS), "unshare")
-    # Mounts made from here on stay in this namespace (without bwrap, / is shared with the host).
-    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-    opts = f"size={int(tmp_mib)}m,nr_inodes={TMP_INODES},mode=0700,uid={uid},gid={uid}".encode()
-    check(libc.mount(b"tmpfs", WORKDIR.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts), "mount tmpfs /tmp")
-    for d in sandbox.covered_writable():  # /dev/shm, /var/tmp, /run/lock of the host: empty, read-only
-        check(libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                         b"size=4k,nr_inodes=1,mode=0755"), f"mount tmpfs {d}")
-
-
 def _child(req: dict, wire: int, out: int, err: int) -> None:
     """In the forked child: become the submission's process, then run the harness. Never returns.
     A failure here happens before the harness's hello, so the parent reads it as the platform's."""
@@ -128,7 +94,7 @@ def _child(req: dict, wire: int, out: int, err: int) -> None:
         os.close(out)
         os.close(err)
         uid = int(req["uid"])
-        isolate(uid, int(req["tmp_mib"]))
+        scopes.isolate(uid, int(req["tmp_mib"]), req.get("keep", []), req.get("cover", []))
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)  # from root to a non-zero uid: every capability is dropped here
@@ -180,7 +146,7 @@ def serve(ctl_fd: int) -> None:
     syscalls.unavailable()  # import pyseccomp and build the filter once; each child only loads it
     if syscalls.unavailable() is None:
         syscalls.build()
-    _libc()
+    scopes.libc()
     # Move everything imported so far out of the collector's reach: a collection in a child
     # would otherwise touch every object header and copy-on-write most of the heap (measured:
     # ~100 ms of page faults per child after import torch).
@@ -429,6 +395,8 @@ class WarmPool:
                 report_parent, report_child = socket.socketpair()
                 workdir = WORKDIR
                 req = {"uid": lease.uid, "name": name, "tmp_mib": sandbox.TMP_QUOTA_MIB,
+                       "keep": [str(r) for r in sandbox.allowed_roots()],
+                       "cover": sandbox.covered_writable() if self.mode != "bwrap" else [],
                        "env": sandbox.child_env(workdir, self.device)}
                 with open(os.open(stdout_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as out, \
                         open(os.open(stderr_path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "wb") as err:

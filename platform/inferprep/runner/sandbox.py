@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import itertools
+import json
 import logging
 import os
 import shutil
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from . import scopes
 
 log = logging.getLogger("inferprep.runner")
 
@@ -113,7 +115,7 @@ def layers(mode: str) -> list[str]:
     if mode == "bwrap":
         out += ["allow-listed read-only root (no host sockets, data or content)",
                 "own network, pid, ipc and uts namespaces", f"private {TMP_QUOTA_MIB} MiB /tmp"]
-    elif os.geteuid() == 0 and shutil.which("unshare") and shutil.which("mount"):
+    elif os.geteuid() == 0:
         out.append(f"own mount, network, ipc and uts namespaces and a private {TMP_QUOTA_MIB} MiB /tmp")
     if os.geteuid() == 0 and shutil.which("setpriv"):
         out.append("unprivileged uid of its own, no capabilities")
@@ -517,6 +519,8 @@ def bwrap_argv(device: str, caps: tuple[str, ...] = (), die_with_parent: bool = 
             argv += ["--symlink", os.readlink(p), d]
         elif p.is_dir():
             argv += ["--ro-bind", d, d]
+    # /tmp first: an allowed root under it (a checkout cloned into /tmp) is bound on top
+    argv += ["--size", str(TMP_QUOTA_MIB << 20), "--perms", "01777", "--tmpfs", "/tmp"]
     made: set[Path] = set()
     argv += ["--perms", "0755", "--dir", "/etc"]
     made.add(Path("/etc"))
@@ -540,25 +544,21 @@ def bwrap_argv(device: str, caps: tuple[str, ...] = (), die_with_parent: bool = 
             argv += ["--dev-bind", str(dev), str(dev)]
         for d in CUDA_SYS:
             argv += ["--ro-bind-try", d, d]
-    argv += ["--size", str(TMP_QUOTA_MIB << 20), "--perms", "01777", "--tmpfs", "/tmp"]
     return argv
 
 
-SCOPES = ["mount", "ipc", "net", "uts", f"tmp {TMP_QUOTA_MIB} MiB"]
+SCOPES = [*scopes.NAMES, f"tmp {TMP_QUOTA_MIB} MiB"]
 
 
-def scopes_wrapper(uid: int) -> list[str] | None:
-    """argv prefix giving an unsandboxed cold child (started as root) its own mount, IPC, network
-    and uts namespaces and a private tmpfs /tmp owned by ``uid``; None where util-linux's
-    ``unshare``/``mount`` are missing. The child's harness reports the scopes in its hello."""
-    unshare, mount, sh = shutil.which("unshare"), shutil.which("mount"), shutil.which("sh")
-    if not (unshare and mount and sh):
-        return None
-    opts = f"size={TMP_QUOTA_MIB}m,nr_inodes=16384,mode=0700,uid={uid},gid={uid},nosuid,nodev"
-    cover = "".join(f"{mount} -t tmpfs -o ro,size=4k,nr_inodes=1,mode=0755,nosuid,nodev,noexec tmpfs {d} && "
-                    for d in covered_writable())
-    script = f'{mount} -t tmpfs -o "$0" tmpfs /tmp && {cover}cd /tmp && exec "$@"'
-    return [unshare, "--mount", "--ipc", "--net", "--uts", "--propagation", "private", "--", sh, "-c", script, opts]
+def scopes_wrapper(uid: int) -> list[str]:
+    """argv prefix giving an unsandboxed cold child (started as root) the same scopes as the warm
+    pool's children (``scopes.isolate``: own mount, IPC, network and uts namespaces, a private
+    /tmp with its quota, the host's other writable folders covered), then exec'ing the rest."""
+    spec = {"uid": uid, "tmp_mib": TMP_QUOTA_MIB, "keep": [str(r) for r in allowed_roots()],
+            "cover": covered_writable()}
+    boot = (f"import sys; sys.path.insert(0, {str(paths.PACKAGE_DIR.parent)!r}); "
+            "from inferprep.runner.scopes import main; main()")
+    return [sys.executable, "-I", "-S", "-c", boot, json.dumps(spec)]
 
 
 def launch(device: str = "cpu", mode: str | None = None) -> Launched:
@@ -575,7 +575,7 @@ def launch(device: str = "cpu", mode: str | None = None) -> Launched:
         workdir = "/tmp"
         argv = bwrap_argv(device) + ["--chdir", workdir, "--"] + drop + harness_argv(fd, ["pid", *SCOPES[1:]])
         cwd = "/"
-    elif lease and scopes_wrapper(lease.uid):
+    elif lease:
         # Without bubblewrap but as root: the same per-child scopes as the warm pool gives (own
         # mount, IPC, network and uts namespaces; a private /tmp with its quota), by util-linux.
         protect_secrets()
