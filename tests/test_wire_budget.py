@@ -129,16 +129,17 @@ MEASURE = textwrap.dedent("""
 
 def test_decoding_the_hostile_frame_keeps_the_parents_peak_memory_small():
     """ru_maxrss of a fresh process around the decode. Before the fix the hostile frame raised it
-    by ~2 GB (1,000 copies of 2.16 MB). The control, a legitimate frame of one 64 MB tensor,
-    shows that the same measurement does see a decode of that size."""
-    control_mb = 64
+    by ~2 GB (1,000 copies of 2.16 MB). The control, a legitimate frame of one 128 MB tensor,
+    shows that the same measurement does see a decode of that size (at least half of it: the
+    allocator may reuse pages freed earlier in the process; measured 48 of 64 MB once in CI)."""
+    control_mb = 128
     out = subprocess.run([sys.executable, "-c", MEASURE.format(n=N_FLOATS, control_mb=control_mb)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     m = json.loads(out.stdout.strip().splitlines()[-1])
     assert "referenced more than once" in m["hostile"], m
     assert m["hostile_mb"] < 32, m            # was ~2,000 MB
-    assert m["control_ok"] and m["control_mb"] >= control_mb, m
+    assert m["control_ok"] and m["control_mb"] >= control_mb / 2, m
 
 
 # -- (3) every other amplification ---------------------------------------------------------------

@@ -10,8 +10,10 @@ KNOWN = ["/run/postgresql/.s.PGSQL.5432", "/var/run/postgresql/.s.PGSQL.5432", "
 
 def sockets():
     found = [p for p in KNOWN if os.path.exists(p)]
-    for root in ("/run", "/var/run", "/var/lib", "/tmp", "/home", "/root", "/dev", "/srv", "/mnt", "/opt", "/work"):
+    for root in ("/run", "/var/run", "/var/lib", "/tmp", "/home", "/root", "/dev", "/srv", "/mnt"):
         for dirpath, dirnames, filenames in os.walk(root):
+            if dirpath.count("/") - root.count("/") >= 3:
+                dirnames[:] = []  # sockets live near the top; a deep walk only burns CPU time
             for name in filenames + dirnames:
                 p = os.path.join(dirpath, name)
                 try:
