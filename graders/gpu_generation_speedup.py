@@ -3,7 +3,7 @@
 Cases: H100->H200 (the question), H100->B200, A100->H100 (compute wins), H200->H100 (slowdowns),
 B200->H200, identical GPUs (ties resolve to "compute"), made-up GPUs where one side turns
 compute-bound at its largest batch, tensor-parallel shards, FP8 and BF16; max batches kept
-away from integer boundaries; every ValueError of the statement.
+away from integer boundaries; then every ValueError of the statement as input checks.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
 RTOL = 1e-9
@@ -24,7 +24,7 @@ FP8_4X = dataclasses.replace(H100_SXM, name="made-up-fp8-4x", hbm_bytes=400 * 10
 SMALL_FAST = dataclasses.replace(B200, name="made-up-small-fast", hbm_bytes=40 * 10**9, hbm_bytes_per_s=9.0e12)
 
 L8 = (15_009_316_864, 131072, 4096, 15_009_316_864)                  # Llama 3.1 8B BF16
-L70_FP8_TP2 = (34_750_857_216, 163840, 8192, 69_501_714_432)          # Llama 3.1 70B FP8, per GPU of TP 2
+L70_FP8_TP2 = (34_750_857_216, 163840, 8192, 69_501_714_432)          # Llama 3.1 70B, FP8 weights, BF16 KV, per GPU of TP 2
 L70_BF16_TP8 = (17_375_428_608, 40960, 32768, 17_375_428_608)         # Llama 3.1 70B BF16, per GPU of TP 8
 
 
@@ -79,7 +79,14 @@ def grade(g: Grading) -> None:
            ("negative-reserve", (H100_SXM, H200_SXM, DType.BF16, *L8, 0.9, -1.0)),
            ("context-bool", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, True, 1e10, 0.9, 4e9)),
            ("context-zero", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 0, 1e10, 0.9, 4e9)),
-           ("nan-weights", (H100_SXM, H200_SXM, DType.BF16, math.nan, 131072, 4096, 1e10, 0.9, 4e9))]
+           ("nan-weights", (H100_SXM, H200_SXM, DType.BF16, math.nan, 131072, 4096, 1e10, 0.9, 4e9)),
+           ("inf-kv-bytes", (H100_SXM, H200_SXM, DType.BF16, *L8[:1], math.inf, 4096, 1e10, 0.9, 4e9)),
+           ("zero-flops", (H100_SXM, H200_SXM, DType.BF16, *L8[:3], 0.0, 0.9, 4e9)),
+           ("nan-fraction", (H100_SXM, H200_SXM, DType.BF16, *L8, math.nan, 4e9)),
+           ("inf-reserve", (H100_SXM, H200_SXM, DType.BF16, *L8, 0.9, math.inf)),
+           ("context-float", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 4096.0, 1e10, 0.9, 4e9)),
+           ("old-not-a-gpu", ("H100 SXM", H200_SXM, DType.BF16, *L8, 0.9, 4e9)),
+           ("dtype-not-a-dtype", (H100_SXM, H200_SXM, "bf16", *L8, 0.9, 4e9))]
     for name, args in bad:
-        with g.case(f"rejects-{name}"):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "generation_speedup", *args)

@@ -1,16 +1,17 @@
 """Hidden cases for gqa-attention-intensity: tabled GQA and MLA models plus made-up ones (MHA,
 MQA, wide heads, MLA variants, seeded random GQA), batches from 1 to 4096 and contexts from 1 to
 1M (the intensity must not move), KV dtypes, the four GPUs plus one whose ridge is exactly 256
-(an MQA model lands exactly on it: compute-bound), and the ValueError cases."""
+(an MQA model lands exactly on it: compute-bound); then the ValueError cases as input checks."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import torch
 
 from inferprep import specs
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.specs import DType, ModelConfig
 
 RTOL = 1e-9
@@ -92,13 +93,27 @@ def grade(g: Grading) -> None:
             with g.case(f"group-size-{_slug(gpu.name)}-kv-{kd.value}-math-{cd.value}"):
                 _exact(g.call("heads_per_kv_head_for_ridge", gpu, kd, cd),
                        ref.heads_per_kv_head_for_ridge(gpu, kd, cd), "heads per KV head")
-    with g.case("rejects-bad-inputs"):
-        m = specs.LLAMA_3_1_8B
-        for bad in (0, -2, 1.0, True):
+    # Input checks (the statement's ValueErrors), after every core case.
+    m = specs.LLAMA_3_1_8B
+    for label, bad in (("0", 0), ("negative", -2), ("float", 1.0), ("bool", True), ("nan", math.nan),
+                       ("list", [4])):
+        with g.case(f"rejects-batch-{label}", group=INPUT_CHECKS):
             g.raises("ValueError", "decode_attention_intensity", m, DType.BF16, bad, 10)
+        with g.case(f"rejects-context-{label}", group=INPUT_CHECKS):
             g.raises("ValueError", "decode_attention_intensity", m, DType.BF16, 10, bad)
+        with g.case(f"rejects-gemm-batch-{label}", group=INPUT_CHECKS):
             g.raises("ValueError", "decode_weight_gemm_intensity", bad, DType.BF16)
-        g.raises("ValueError", "decode_attention_intensity",
-                 dataclasses.replace(m, n_kv_heads=6), DType.BF16, 1, 1)
-        g.raises("ValueError", "attention_regime", m, specs.A100_SXM_80GB, DType.FP8, DType.FP8)
-        g.raises("ValueError", "heads_per_kv_head_for_ridge", specs.H100_SXM, DType.BF16, DType.INT8)
+    for label, kv in (("not-dividing", 6), ("zero", 0), ("negative", -8)):
+        bad_model = dataclasses.replace(m, n_kv_heads=kv)
+        with g.case(f"rejects-n_kv_heads-{label}", group=INPUT_CHECKS):
+            g.raises("ValueError", "decode_attention_intensity", bad_model, DType.BF16, 1, 1)
+        with g.case(f"rejects-regime-n_kv_heads-{label}", group=INPUT_CHECKS):
+            g.raises("ValueError", "attention_regime", bad_model, specs.H100_SXM, DType.BF16, DType.BF16)
+    for name, fn, args in (
+            ("regime-fp8-on-a100", "attention_regime", (m, specs.A100_SXM_80GB, DType.FP8, DType.FP8)),
+            ("regime-int8-math", "attention_regime", (m, specs.H100_SXM, DType.BF16, DType.INT8)),
+            ("group-size-int8-math", "heads_per_kv_head_for_ridge", (specs.H100_SXM, DType.BF16, DType.INT8)),
+            ("group-size-fp8-on-a100", "heads_per_kv_head_for_ridge", (specs.A100_SXM_80GB, DType.BF16, DType.FP8)),
+            ("group-size-fp32-math", "heads_per_kv_head_for_ridge", (specs.H100_SXM, DType.BF16, DType.FP32))):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -3,8 +3,10 @@
 Cases: active parameters and KV bytes of the four table models and made-up ones (tied LM head,
 MLA without a query LoRA, MoE with dense first layers and no shared expert, GQA with one KV
 head); claims that are physical, need one condition, several, or none can rescue; per-node
-(n_gpus = 8) claims; FP8/INT4 weights and FP8 KV; a context so long that no batch helps;
-every ValueError of the statement. Ceilings are kept away from integer boundaries.
+(n_gpus = 8) claims; FP8/INT4 weights and FP8/INT4 KV (INT4 is 0.5 bytes, never 0); a context so
+long that no batch helps; the batch's memory check where GB vs GiB flips the answer both ways;
+then every ValueError of the statement as input checks. Ceilings are kept away from integer
+boundaries.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.specs import (A100_SXM_80GB, B200, DEEPSEEK_V3, H100_SXM, H200_SXM, LLAMA_3_1_8B, LLAMA_3_1_70B,
                              MIXTRAL_8X7B, DType, ModelConfig)
 
@@ -64,7 +66,7 @@ def grade(g: Grading) -> None:
         tag = m.name.replace(" ", "-")
         with g.case(f"params-{tag}"):
             expect_equal(g.call("decode_weight_params", m), ref.decode_weight_params(m))
-        for kd in (DType.BF16, DType.FP8):
+        for kd in (DType.BF16, DType.FP8, DType.INT4):
             with g.case(f"kv-{tag}-{kd.value}"):
                 expect_close(g.call("kv_bytes_per_token", m, kd), ref.kv_bytes_per_token(m, kd), rtol=RTOL)
     B, F8, I4 = DType.BF16, DType.FP8, DType.INT4
@@ -85,6 +87,14 @@ def grade(g: Grading) -> None:
         ("mla-made-up", (MLA_NO_QLORA, H100_SXM, 900.0, 8192, B, B, 1, 2, 4.0)),
         ("moe-made-up", (MOE_NO_SHARED, B200, 700.0, 16384, F8, F8, 1, 3, 1.3)),
         ("mqa-made-up", (MQA, A100_SXM_80GB, 400.0, 65536, B, F8, 1, 8, 2.0)),
+        ("70b-int4-weights-int4-kv", (LLAMA_3_1_70B, H200_SXM, 75.0, 32768, I4, I4, 1, 2, 2.0)),
+        # INT4 KV is 0.5 bytes per element: 6.55 GB of KV at 200K tokens makes 190 tok/s unphysical (1.22x the
+        # H100); an INT4 KV truncated to 0 bytes would call it physical.
+        ("8b-int4-kv-long-context", (LLAMA_3_1_8B, H100_SXM, 190.0, 200_000, B, I4, 1, 2, 1.5)),
+        # The batch's memory check, decimal GB: 6 sequences need 76.2 GB, under the H100's 80e9 bytes
+        # but over 80e9 bytes read as 74.5 (GiB); 8 sequences need 83.7 GB, over 80e9 but under 80 GiB.
+        ("batch-fits-80-gb", (LLAMA_3_1_8B, H100_SXM, 260.0, 77824, B, B, 1, 1, 1.0)),
+        ("batch-over-80-gb", (LLAMA_3_1_8B, H100_SXM, 316.0, 65536, B, B, 1, 1, 1.0)),
     ]
     for name, args in claims:
         if not _clear(ref, args):
@@ -100,15 +110,21 @@ def grade(g: Grading) -> None:
                        ("speculation-just-short", (LLAMA_3_1_8B, binary, 2048.0, 0, F8, B, 1, 2, 3.999))]:
         with g.case(f"claim-{name}"):
             _check(g.call("check_claim", *args), ref.check_claim(*args))
+    # Input checks (the statement's ValueErrors), after every core case.
     base = (LLAMA_3_1_8B, H100_SXM, 1000.0, 2048, B, B, 1, 8, 5.0)
-    bad = [("zero-claim", 2, 0.0), ("nan-claim", 2, math.nan), ("negative-context", 3, -1), ("zero-gpus", 6, 0),
-           ("bool-gpus", 6, True), ("zero-max-gpus", 7, 0), ("tokens-per-step-below-1", 8, 0.5),
-           ("tokens-per-step-nan", 8, math.nan), ("tokens-per-step-inf", 8, math.inf),
-           ("float-context", 3, 2048.0), ("dtype-not-enum", 4, "bf16")]
+    bad = [("zero-claim", 2, 0.0), ("nan-claim", 2, math.nan), ("inf-claim", 2, math.inf), ("negative-context", 3, -1),
+           ("zero-gpus", 6, 0), ("bool-gpus", 6, True), ("zero-max-gpus", 7, 0), ("bool-max-gpus", 7, True),
+           ("float-gpus", 6, 2.0), ("tokens-per-step-below-1", 8, 0.5), ("tokens-per-step-nan", 8, math.nan),
+           ("tokens-per-step-inf", 8, math.inf), ("float-context", 3, 2048.0), ("dtype-not-enum", 4, "bf16"),
+           ("kv-dtype-not-enum", 5, "int4"), ("gpu-not-a-gpu", 1, "H100 SXM"), ("model-not-a-model", 0, "llama")]
     for name, i, v in bad:
         args = list(base)
         args[i] = v
-        with g.case(f"claim-rejects-{name}"):
+        with g.case(f"claim-rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "check_claim", *args)
-    with g.case("params-rejects-dict"):
+    with g.case("params-rejects-dict", group=INPUT_CHECKS):
         g.raises("ValueError", "decode_weight_params", {"hidden_size": 4096})
+    with g.case("kv-rejects-dtype-string", group=INPUT_CHECKS):
+        g.raises("ValueError", "kv_bytes_per_token", LLAMA_3_1_8B, "int4")
+    with g.case("kv-rejects-model-dict", group=INPUT_CHECKS):
+        g.raises("ValueError", "kv_bytes_per_token", {"n_layers": 32}, DType.BF16)

@@ -3,8 +3,10 @@
 Cases: the division for single GPUs and TP groups; energy curves on H100/H200/B200/A100 and a
 made-up GPU, BF16 and FP8, memory-bound and compute-bound batches (power rising towards the
 TDP), nonzero overhead, batches out of order and repeated, a batch that does not fit; measured
-reports where power or throughput moves more, TP groups (per-GPU vs per-node), readings above
-the TDP; every ValueError of the statement.
+reports where power or throughput moves more, TP groups (per-GPU vs per-node); GB vs GiB at the
+capacity check (a step of 75.4 GB fits the H100's 80e9 bytes: core; 80.7 GB does
+not: input check). Then every ValueError of the statement as input checks (readings above the TDP
+included), after the core cases.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
 RTOL = 1e-9
@@ -52,10 +54,6 @@ def grade(g: Grading) -> None:
                        ("int-power", (600, 1234.5, 4))]:
         with g.case(f"joules-{name}"):
             expect_close(g.call("joules_per_token", *args), ref.joules_per_token(*args), rtol=RTOL)
-    for name, args in [("zero-throughput", (350.0, 0.0, 1)), ("zero-gpus", (350.0, 10.0, 0)),
-                       ("negative-power", (-1.0, 10.0, 1)), ("inf-power", (math.inf, 10.0, 1))]:
-        with g.case(f"joules-rejects-{name}"):
-            g.raises("ValueError", "joules_per_token", *args)
 
     llama8b = (15.0e9, 131072, 1024, 15.1e9)
     curves = [
@@ -69,19 +67,13 @@ def grade(g: Grading) -> None:
         ("a100", (A100_SXM_80GB, DType.BF16, 13.5e9, 524288, 2048, 13.5e9, [1, 4, 16, 48], 250.0, 0.0)),
         ("made-up", (MADE_UP, DType.BF16, 7.0e9, 65536, 2000, 7e9, [3, 30, 300], 450.0, 5e-5)),
         ("no-kv", (H100_SXM, DType.BF16, 15.0e9, 0, 0, 15.1e9, [1, 512, 4096], 350.0, 0.0)),
+        # 75.4 GB per step: fits the H100's 80e9 bytes, though not 80e9 bytes counted as 74.5 GiB
+        ("fits-in-80-gb", (H100_SXM, DType.BF16, 70.0e9, 131072, 4096, 15.1e9, [1, 10], 350.0, 0.0)),
+        ("fractional-kv-bytes", (H100_SXM, DType.BF16, 3.0e9, 0.5, 1000, 6.0e9, [1, 7, 64], 350.0, 0.0)),
     ]
     for name, args in curves:
         with g.case(f"curve-{name}"):
             _report(g.call("energy_curve", *args), ref.energy_curve(*args))
-    base = (H100_SXM, DType.BF16, *llama8b)
-    for name, args in [("does-not-fit", (*base, [1, 1024], 350.0, 0.0)),
-                       ("floor-above-tdp", (*base, [1], 701.0, 0.0)),
-                       ("empty-batches", (*base, [], 350.0, 0.0)), ("zero-batch", (*base, [0, 1], 350.0, 0.0)),
-                       ("float-batch", (*base, [1.0], 350.0, 0.0)),
-                       ("fp8-on-a100", (A100_SXM_80GB, DType.FP8, *llama8b, [1], 250.0, 0.0)),
-                       ("negative-overhead", (*base, [1], 350.0, -1e-3))]:
-        with g.case(f"curve-rejects-{name}"):
-            g.raises("ValueError", "energy_curve", *args)
 
     gen = g.rng(3)
     batches = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -92,12 +84,40 @@ def grade(g: Grading) -> None:
                ("tp8-node", ([p + 100 for p in power], [x * 6 for x in noisy], 8, 700.0)),
                ("power-moves-more", ([100.0, 400.0, 390.0], [1000.0, 1500.0, 1800.0], 1, 400.0)),
                ("tie-goes-to-power", ([200.0, 400.0], [100.0, 200.0], 2, 700.0)),
-               ("single-point", ([450.0], [3000.0], 4, 1000.0))]
+               ("single-point", ([450.0], [3000.0], 4, 1000.0)),
+               ("reading-at-the-tdp", ([350.0, 700.0], [200.0, 9000.0], 1, 700.0))]
     for name, args in reports:
         with g.case(f"measured-{name}"):
             _report(g.call("measured_energy_report", *args), ref.measured_energy_report(*args))
+
+    # Input checks: every ValueError of the statement, after the core cases.
+    for name, args in [("zero-throughput", (350.0, 0.0, 1)), ("zero-gpus", (350.0, 10.0, 0)),
+                       ("negative-power", (-1.0, 10.0, 1)), ("inf-power", (math.inf, 10.0, 1)),
+                       ("nan-throughput", (350.0, math.nan, 1)), ("bool-gpus", (350.0, 10.0, True)),
+                       ("float-gpus", (350.0, 10.0, 2.0))]:
+        with g.case(f"joules-rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", "joules_per_token", *args)
+    base = (H100_SXM, DType.BF16, *llama8b)
+    for name, args in [("does-not-fit", (*base, [1, 1024], 350.0, 0.0)),
+                       # 80.7 GB per step: over 80e9 bytes, under 80 GiB (85.9e9)
+                       ("does-not-fit-80-gb", (H100_SXM, DType.BF16, 70.0e9, 131072, 4096, 15.1e9, [1, 20], 350.0, 0.0)),
+                       ("floor-above-tdp", (*base, [1], 701.0, 0.0)),
+                       ("empty-batches", (*base, [], 350.0, 0.0)), ("zero-batch", (*base, [0, 1], 350.0, 0.0)),
+                       ("float-batch", (*base, [1.0], 350.0, 0.0)), ("bool-batch", (*base, [True, 8], 350.0, 0.0)),
+                       ("batches-not-a-list", (*base, 8, 350.0, 0.0)),
+                       ("fp8-on-a100", (A100_SXM_80GB, DType.FP8, *llama8b, [1], 250.0, 0.0)),
+                       ("negative-overhead", (*base, [1], 350.0, -1e-3)),
+                       ("nan-overhead", (*base, [1], 350.0, math.nan)),
+                       ("inf-weights", (H100_SXM, DType.BF16, math.inf, 131072, 1024, 15.1e9, [1], 350.0, 0.0)),
+                       ("nan-kv-bytes", (H100_SXM, DType.BF16, 15.0e9, math.nan, 1024, 15.1e9, [1], 350.0, 0.0)),
+                       ("bool-context", (H100_SXM, DType.BF16, 15.0e9, 131072, True, 15.1e9, [1], 350.0, 0.0)),
+                       ("zero-floor", (*base, [1], 0.0, 0.0))]:
+        with g.case(f"curve-rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", "energy_curve", *args)
     for name, args in [("node-total", ([5600.0], [14000.0], 8, 700.0)), ("length-mismatch", ([400.0], [1.0, 2.0], 1, 700.0)),
                        ("empty", ([], [], 1, 700.0)), ("zero-throughput", ([400.0], [0.0], 1, 700.0)),
-                       ("zero-gpus", ([400.0], [10.0], 0, 700.0))]:
-        with g.case(f"measured-rejects-{name}"):
+                       ("zero-gpus", ([400.0], [10.0], 0, 700.0)), ("nan-power", ([400.0, math.nan], [10.0, 20.0], 1, 700.0)),
+                       ("inf-throughput", ([400.0], [math.inf], 1, 700.0)), ("nan-tdp", ([400.0], [10.0], 1, math.nan)),
+                       ("bool-gpus", ([400.0], [10.0], True, 700.0)), ("not-lists", (400.0, 10.0, 1, 700.0))]:
+        with g.case(f"measured-rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "measured_energy_report", *args)

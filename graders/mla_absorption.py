@@ -1,8 +1,13 @@
 """Hidden grader of mla-absorption.
 
-Both decode paths are checked against the reference naive path computed in float64 from the same
-(dtype-rounded) inputs; the absorbed path alone gets a long cache whose decompressed keys would
-not fit the memory limit; the cost and regime functions run on DeepSeek-V3 and other MLA configs.
+Core: both decode paths are checked against the reference naive path computed in float64 from the
+same (dtype-rounded) inputs; the cost and regime functions run on DeepSeek-V3 and other MLA
+configs, with one case exactly on the ridge (compute-bound). The absorbed path alone gets two
+cases that decompression cannot pass, whatever it chunks: a cache whose decompressed keys and
+values overflow float64 (latent components of 1e150 along directions the absorbed query and the
+softmax weights never touch; W_UK c and W_UV c reach 1e350) and, last, a long cache whose
+decompressed keys would not fit the memory limit. Input checks (the ValueErrors) run after the
+core cases.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_tensor, fail
 from inferprep.specs import A100_SXM_80GB, B200, DEEPSEEK_V3, H100_SXM, H200_SXM, LLAMA_3_1_70B, DType
 
 TOL = {torch.float64: (1e-9, 1e-12), torch.float32: (1e-4, 1e-4), torch.bfloat16: (8e-3, 1e-5),
@@ -23,6 +28,15 @@ ENTRIES = ("mla_decode_naive", "mla_decode_absorbed")
 V2_LITE = dataclasses.replace(DEEPSEEK_V3, name="DeepSeek-V2-Lite", n_heads=16, n_kv_heads=16, n_layers=27)
 ODD = dataclasses.replace(DEEPSEEK_V3, name="made-up MLA", n_heads=24, kv_lora_rank=320, qk_nope_head_dim=96,
                           qk_rope_head_dim=32, v_head_dim=80, head_dim=128)
+# Exactly on the ridge: absorbed, one query, BF16 cache: 2*16*(448+64) + 2*16*448 = 30,720 FLOPs over
+# (448+64)*2 = 1,024 bytes = 30.0; the GPU's ridge is (30 * 2**40) / 2**40 = 30.0 in any order of
+# operations. The statement's rule (>=) makes it compute-bound.
+TIE_MLA = dataclasses.replace(DEEPSEEK_V3, name="made-up MLA on the ridge", n_heads=16, n_kv_heads=16,
+                              kv_lora_rank=448, qk_rope_head_dim=64)
+TIE_GPU = dataclasses.replace(H100_SXM, name="made-up ridge-30", bf16_dense_flops=float(30 * 2**40),
+                              fp8_dense_flops=float(60 * 2**40), hbm_bytes_per_s=float(2**40))
+# A hair above it: ridge 30 + 2**-36 (exact in float64), so the same kernel is memory-bound.
+ABOVE_GPU = dataclasses.replace(TIE_GPU, name="made-up ridge-30-plus", bf16_dense_flops=float(30 * 2**40 + 16))
 
 
 def _inputs(g: Grading, seed: int, B, H, dn, dr, dv, r, S, dtype, lens=None):
@@ -31,6 +45,47 @@ def _inputs(g: Grading, seed: int, B, H, dn, dr, dv, r, S, dtype, lens=None):
     t = [f(B, H, dn), f(B, H, dr), f(B, S, r), f(B, S, dr), f(H, dn, r, std=r ** -0.5), f(H, dv, r, std=r ** -0.5)]
     cl = None if lens is None else torch.tensor(lens, dtype=torch.int64)
     return t, cl
+
+
+def overflow_inputs(seed: int):
+    """float64 inputs on which the absorbed computation is finite but decompression overflows.
+
+    The key dims split into dn_a (queries nonzero) and dn_b (queries exactly 0), the latent into
+    r_a (ordinary) and r_b ("hot"). W_UK is 0 on (dn_a, r_b) and about 1e200 on (dn_b, r_b); W_UV
+    is about 1e200 on r_b. "Hot" cached tokens (valid positions, not padding) carry about 1e150
+    on r_b and a RoPE key that puts their score about 1e4 below the others, so their softmax
+    weight is exactly 0; every other token has 0 on r_b. Absorbed: q_lat = W_UK^T q_nope is
+    exactly 0 on r_b (every product is 0 * finite), the latent score and o_lat = p @ c_kv are
+    finite and o_lat is exactly 0 on r_b, so W_UV o_lat is finite. Decompressed: W_UK c and W_UV c
+    of a hot token reach 1e350 = inf, and q . k or p . v then meets 0 * inf = NaN.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    B, H, dn_a, dn_b, dr, dv, r_a, r_b, S = 2, 8, 16, 8, 8, 20, 32, 8, 257
+    dn, r = dn_a + dn_b, r_a + r_b
+    lens = [257, 190]
+    f = lambda *shape: torch.randn(*shape, generator=gen, dtype=torch.float64)  # noqa: E731
+    u = lambda *shape: 1.0 + torch.rand(*shape, generator=gen, dtype=torch.float64)  # noqa: E731
+    sign = lambda *shape: torch.randint(0, 2, shape, generator=gen).to(torch.float64) * 2 - 1  # noqa: E731
+    q_nope = torch.zeros(B, H, dn, dtype=torch.float64)
+    q_nope[:, :, :dn_a] = f(B, H, dn_a)
+    q_pe = f(B, H, dr)
+    q_pe[:, :, 0] = 1.0 + f(B, H).abs()                       # > 1 in every head
+    w_uk = torch.zeros(H, dn, r, dtype=torch.float64)
+    w_uk[:, :, :r_a] = f(H, dn, r_a) * r_a ** -0.5
+    w_uk[:, dn_a:, r_a:] = 1e200 * u(H, dn_b, r_b) * sign(H, dn_b, r_b)
+    w_uv = torch.zeros(H, dv, r, dtype=torch.float64)
+    w_uv[:, :, :r_a] = f(H, dv, r_a) * r_a ** -0.5
+    w_uv[:, :, r_a:] = 1e200 * u(H, dv, r_b) * sign(H, dv, r_b)
+    c_kv = torch.zeros(B, S, r, dtype=torch.float64)
+    c_kv[:, :, :r_a] = f(B, S, r_a)
+    k_pe = f(B, S, dr)
+    hot = torch.zeros(B, S, dtype=torch.bool)
+    for b, n in enumerate(lens):
+        perm = torch.randperm(n, generator=gen)
+        hot[b, perm[: n // 3]] = True                          # a third of the valid tokens; 2/3 stay live
+    c_kv[:, :, r_a:] = torch.where(hot[:, :, None], 1e150 * u(B, S, r_b) * sign(B, S, r_b), 0.0)
+    k_pe[:, :, 0] = torch.where(hot, -1e5 * u(B, S), k_pe[:, :, 0])
+    return [q_nope, q_pe, c_kv, k_pe, w_uk, w_uv], torch.tensor(lens, dtype=torch.int64), hot
 
 
 SHAPES = [
@@ -76,68 +131,6 @@ def grade(g: Grading) -> None:
             out = g.call(entry, *[x.to(dev) for x in t], cache_lens=cl.to(dev), scale=s)
             expect_tensor(out, want.to(dev), rtol=1e-9, atol=1e-12, name=f"{entry} with scale={s}")
 
-    bad = [
-        ("w_uk-wrong-rank", dict(w_uk=(4, 16, 31))),
-        ("k_pe-wrong-length", dict(k_pe=(2, 22, 8))),
-        ("cache_len-zero", dict(lens=[0, 5])),
-        ("cache_len-over-S", dict(lens=[24, 5])),
-    ]
-    for name, what in bad:
-        with g.case(f"rejects-{name}"):
-            t, cl = _inputs(g, 960, 2, 4, 16, 8, 16, 32, 23, torch.float64, what.get("lens"))
-            if "w_uk" in what:
-                t[4] = torch.zeros(*what["w_uk"], dtype=torch.float64)
-            if "k_pe" in what:
-                t[3] = torch.zeros(*what["k_pe"], dtype=torch.float64)
-            for entry in ENTRIES:
-                g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=None if cl is None else cl.to(dev))
-
-    # Every error the statement lists: not 3-d, shapes that disagree, S < 1, cache_lens not an
-    # integer (B,) tensor.
-    def modify(name):
-        t, cl = _inputs(g, 961, 2, 4, 16, 8, 16, 32, 23, torch.float64, [23, 5])
-        z = lambda *s, dtype=torch.float64: torch.zeros(*s, dtype=dtype)  # noqa: E731
-        if name == "cache_lens-float":
-            cl = torch.tensor([23.0, 5.0], dtype=torch.float64)
-        elif name == "cache_lens-float32-whole":
-            cl = torch.tensor([4.0, 4.0], dtype=torch.float32)
-        elif name == "cache_lens-wrong-length":
-            cl = torch.tensor([23, 5, 4], dtype=torch.int64)
-        elif name == "cache_lens-one-for-all":
-            cl = torch.tensor([5], dtype=torch.int64)
-        elif name == "cache_lens-2d":
-            cl = torch.tensor([[23, 5]], dtype=torch.int64)
-        elif name == "S-zero":
-            t[2], t[3], cl = z(2, 0, 32), z(2, 0, 8), None
-        elif name == "q_nope-2d":
-            t[0] = t[0].reshape(2, 4 * 16)
-        elif name == "q_pe-4d":
-            t[1] = t[1][:, :, None, :]
-        elif name == "c_kv-4d":
-            t[2] = t[2][:, :, None, :]
-        elif name == "k_pe-2d":
-            t[3] = t[3].reshape(2 * 23, 8)
-        elif name == "w_uv-2d":
-            t[5] = t[5].reshape(4 * 16, 32)
-        elif name == "q_pe-wrong-heads":
-            t[1] = z(2, 3, 8)
-        elif name == "c_kv-wrong-batch":
-            t[2] = z(3, 23, 32)
-        elif name == "w_uv-wrong-rank":
-            t[5] = z(4, 16, 31)
-        elif name == "w_uv-wrong-heads":
-            t[5] = z(3, 16, 32)
-        return t, cl
-
-    for name in ("cache_lens-float", "cache_lens-float32-whole", "cache_lens-wrong-length",
-                 "cache_lens-one-for-all", "cache_lens-2d", "S-zero", "q_nope-2d", "q_pe-4d", "c_kv-4d",
-                 "k_pe-2d", "w_uv-2d", "q_pe-wrong-heads", "c_kv-wrong-batch", "w_uv-wrong-rank",
-                 "w_uv-wrong-heads"):
-        with g.case(f"rejects-{name}"):
-            t, cl = modify(name)
-            for entry in ENTRIES:
-                g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=None if cl is None else cl.to(dev))
-
     costs = [
         ("deepseek-v3", DEEPSEEK_V3, 1, DType.BF16),
         ("deepseek-v3-mtp-2", DEEPSEEK_V3, 2, DType.BF16),
@@ -168,6 +161,8 @@ def grade(g: Grading) -> None:
         ("v3-a100-absorbed", DEEPSEEK_V3, A100_SXM_80GB, "absorbed", 1, DType.BF16, DType.BF16),
         ("v2-lite-b200-absorbed", V2_LITE, B200, "absorbed", 1, DType.BF16, DType.BF16),
         ("made-up-h100-absorbed-3", ODD, H100_SXM, "absorbed", 3, DType.BF16, DType.BF16),
+        ("exactly-on-the-ridge", TIE_MLA, TIE_GPU, "absorbed", 1, DType.BF16, DType.BF16),
+        ("a-hair-below-the-ridge", TIE_MLA, ABOVE_GPU, "absorbed", 1, DType.BF16, DType.BF16),
     ]
     for name, model, gpu, mode, T, kvd, md in regimes:
         with g.case(f"regime-{name}"):
@@ -180,20 +175,98 @@ def grade(g: Grading) -> None:
             if got["regime"] != want["regime"]:
                 fail(f"regime: got {str(got['regime'])[:40]!r}, which is the wrong side of the ridge")
 
-    for name, fn, args, kw in [
-        ("not-mla", "mla_decode_cost", (LLAMA_3_1_70B, "absorbed"), {}),
-        ("bad-mode", "mla_decode_cost", (DEEPSEEK_V3, "fast"), {}),
-        ("q_len-0", "mla_decode_cost", (DEEPSEEK_V3, "naive"), {"q_len": 0}),
-        ("fp8-math-on-a100", "mla_regime", (DEEPSEEK_V3, A100_SXM_80GB, "absorbed"), {"math_dtype": DType.FP8}),
-    ]:
-        with g.case(f"rejects-{name}"):
-            g.raises("ValueError", fn, *args, **kw)
+    with g.case("absorbed-never-decompresses"):
+        t, cl, _ = overflow_inputs(995)
+        want = ref.mla_decode_absorbed(*t, cache_lens=cl)
+        out = g.call("mla_decode_absorbed", *[x.to(dev) for x in t], cache_lens=cl.to(dev))
+        expect_tensor(out, want.to(dev), rtol=1e-9, atol=1e-12,
+                      name="mla_decode_absorbed output (B, H, dv) on a cache whose decompressed keys and "
+                           "values overflow float64 (NaN or inf here means per-head keys or values were formed)")
 
     if not g.public:
-        # Last: a long cache. Decompressing its keys alone takes S*H*dn*4 bytes = 768 MiB in float32,
+        # Last core case: a long cache. Decompressing its keys alone takes S*H*dn*4 bytes = 768 MiB in float32,
         # over the 512 MiB limit; the absorbed path needs about 40 MB.
         with g.case("absorbed-long-cache-does-not-decompress"):
             t, _ = _inputs(g, 990, 1, 128, 128, 64, 128, 512, 12288, torch.float32)
             want = ref.mla_decode_absorbed(*t)
             out = g.call("mla_decode_absorbed", *[x.to(dev) for x in t])
             expect_tensor(out, want.to(dev), rtol=1e-4, atol=1e-4, name="mla_decode_absorbed output (B, H, dv)")
+
+    # Input checks, after every core case (a child that dies stops later cases).
+    bad = [
+        ("w_uk-wrong-rank", dict(w_uk=(4, 16, 31))),
+        ("k_pe-wrong-length", dict(k_pe=(2, 22, 8))),
+        ("cache_len-zero", dict(lens=[0, 5])),
+        ("cache_len-over-S", dict(lens=[24, 5])),
+    ]
+    for name, what in bad:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            t, cl = _inputs(g, 960, 2, 4, 16, 8, 16, 32, 23, torch.float64, what.get("lens"))
+            if "w_uk" in what:
+                t[4] = torch.zeros(*what["w_uk"], dtype=torch.float64)
+            if "k_pe" in what:
+                t[3] = torch.zeros(*what["k_pe"], dtype=torch.float64)
+            for entry in ENTRIES:
+                g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=None if cl is None else cl.to(dev))
+
+    # Every error the statement lists: not 3-d, shapes that disagree, S < 1, cache_lens not an
+    # integer (B,) tensor.
+    def modify(name):
+        t, cl = _inputs(g, 961, 2, 4, 16, 8, 16, 32, 23, torch.float64, [23, 5])
+        z = lambda *s, dtype=torch.float64: torch.zeros(*s, dtype=dtype)  # noqa: E731
+        if name == "cache_lens-float":
+            cl = torch.tensor([23.0, 5.0], dtype=torch.float64)
+        elif name == "cache_lens-float32-whole":
+            cl = torch.tensor([4.0, 4.0], dtype=torch.float32)
+        elif name == "cache_lens-wrong-length":
+            cl = torch.tensor([23, 5, 4], dtype=torch.int64)
+        elif name == "cache_lens-one-for-all":
+            cl = torch.tensor([5], dtype=torch.int64)
+        elif name == "cache_lens-2d":
+            cl = torch.tensor([[23, 5]], dtype=torch.int64)
+        elif name == "cache_lens-list":
+            cl = [23, 5]
+        elif name == "S-zero":
+            t[2], t[3], cl = z(2, 0, 32), z(2, 0, 8), None
+        elif name == "q_nope-2d":
+            t[0] = t[0].reshape(2, 4 * 16)
+        elif name == "q_pe-4d":
+            t[1] = t[1][:, :, None, :]
+        elif name == "c_kv-4d":
+            t[2] = t[2][:, :, None, :]
+        elif name == "k_pe-2d":
+            t[3] = t[3].reshape(2 * 23, 8)
+        elif name == "w_uv-2d":
+            t[5] = t[5].reshape(4 * 16, 32)
+        elif name == "q_pe-wrong-heads":
+            t[1] = z(2, 3, 8)
+        elif name == "c_kv-wrong-batch":
+            t[2] = z(3, 23, 32)
+        elif name == "w_uv-wrong-rank":
+            t[5] = z(4, 16, 31)
+        elif name == "w_uv-wrong-heads":
+            t[5] = z(3, 16, 32)
+        return t, cl
+
+    for name in ("cache_lens-float", "cache_lens-float32-whole", "cache_lens-wrong-length",
+                 "cache_lens-one-for-all", "cache_lens-2d", "cache_lens-list", "S-zero", "q_nope-2d", "q_pe-4d", "c_kv-4d",
+                 "k_pe-2d", "w_uv-2d", "q_pe-wrong-heads", "c_kv-wrong-batch", "w_uv-wrong-rank",
+                 "w_uv-wrong-heads"):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            t, cl = modify(name)
+            cl = cl.to(dev) if isinstance(cl, torch.Tensor) else cl
+            for entry in ENTRIES:
+                g.raises("ValueError", entry, *[x.to(dev) for x in t], cache_lens=cl)
+
+    for name, fn, args, kw in [
+        ("not-mla", "mla_decode_cost", (LLAMA_3_1_70B, "absorbed"), {}),
+        ("bad-mode", "mla_decode_cost", (DEEPSEEK_V3, "fast"), {}),
+        ("q_len-0", "mla_decode_cost", (DEEPSEEK_V3, "naive"), {"q_len": 0}),
+        ("q_len-float", "mla_decode_cost", (DEEPSEEK_V3, "absorbed"), {"q_len": 2.0}),
+        ("regime-not-mla", "mla_regime", (LLAMA_3_1_70B, H100_SXM, "absorbed"), {}),
+        ("regime-bad-mode", "mla_regime", (DEEPSEEK_V3, H100_SXM, "decompressed"), {}),
+        ("regime-q_len-0", "mla_regime", (DEEPSEEK_V3, H100_SXM, "naive"), {"q_len": 0}),
+        ("fp8-math-on-a100", "mla_regime", (DEEPSEEK_V3, A100_SXM_80GB, "absorbed"), {"math_dtype": DType.FP8}),
+    ]:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args, **kw)

@@ -115,3 +115,23 @@ def mla_regime(model: ModelConfig, gpu: GPU, mode: str, q_len: int = 1, kv_dtype
     ridge = gpu.dense_flops(math_dtype) / gpu.hbm_bytes_per_s
     return {"intensity": intensity, "ridge": ridge,
             "regime": "compute-bound" if intensity >= ridge else "memory-bound"}
+
+
+# -- helpers for the editorial (not entrypoints) -----------------------------------------------
+
+def stored_kv_cost(model: ModelConfig, q_len: int = 1, kv_dtype: DType = DType.BF16) -> dict:
+    """The bill of the same layer if its cache held decompressed per-head keys and values (an MHA
+    layer of these dims, what a stored-KV decode reads): FLOPs and bytes per cached token."""
+    H, r, dn, dr, dv = _dims(model)
+    flops = 2 * H * q_len * (dn + dr) + 2 * H * q_len * dv
+    nbytes = H * (dn + dr + dv) * kv_dtype.bytes_per_element
+    return {"flops_per_cached_token": flops, "bytes_per_cached_token": nbytes, "intensity": flops / nbytes}
+
+
+def absorb_crossover_q_len(model: ModelConfig) -> float:
+    """Query tokens per step above which decompressing the cached latents once per step (and then
+    running ordinary attention, the prefill path) costs fewer FLOPs per cached token than the
+    absorbed kernel: 2rH(dn + dv) = T (2H(2r + dr) - 2H(dn + dr + dv))."""
+    H, r, dn, dr, dv = _dims(model)
+    return 2 * r * H * (dn + dv) / (2 * H * (2 * r + dr) - 2 * H * (dn + dr + dv))
+

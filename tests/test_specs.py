@@ -30,7 +30,7 @@ GPU_VALUES = {
         tdp_w=700.0),
     "B200": dict(
         bf16_dense_flops=2.25e15, fp8_dense_flops=4.5e15, hbm_bytes=180e9,
-        hbm_bytes_per_s=8e12, sm_count=148, clock_hz=1.965e9, sfu_ops_per_clock_per_sm=16,
+        hbm_bytes_per_s=7.7e12, sm_count=148, clock_hz=1.8558e9, sfu_ops_per_clock_per_sm=16,
         warp_size=32, max_threads_per_sm=2048, max_warps_per_sm=64, max_blocks_per_sm=32,
         max_threads_per_block=1024, registers_per_sm=65536, register_alloc_unit=256,
         max_registers_per_thread=255, smem_per_sm_bytes=233472, smem_per_block_max_bytes=232448,
@@ -120,6 +120,13 @@ def test_derived_rates():
                                                            rel=2e-3)
     assert H100_SXM.dense_flops(DType.BF16) == H100_SXM.dense_flops(DType.FP16) == 989.4e12
     assert B200.dense_flops(DType.FP8) == 4.5e15
+    # B200's clock is derived (no NVIDIA document gives its tensor clock): the dense BF16 peak over
+    # 148 SMs x 8192 FLOP/clk/SM (Hopper's 4096 doubled); FP8 does twice the FLOPs per clock.
+    assert B200.bf16_dense_flops == pytest.approx(148 * 8192 * B200.clock_hz, rel=1e-5)
+    assert B200.fp8_dense_flops == pytest.approx(148 * 16384 * B200.clock_hz, rel=1e-5)
+    assert "Derived" in B200.sources["clock_hz"] and "HGX B200" in B200.sources["hbm_bytes_per_s"]
+    # HGX B200 column: 180 GB and 7.7 TB/s per GPU (the DGX system's 64 TB/s / 8 = 8 TB/s is not used)
+    assert (B200.hbm_bytes, B200.hbm_bytes_per_s) == (180 * 10**9, 7.7e12)
     with pytest.raises(ValueError):
         A100_SXM_80GB.dense_flops(DType.FP8)
     with pytest.raises(ValueError):

@@ -1,4 +1,4 @@
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import H100_SXM, H200_SXM, DType
 
 
@@ -12,6 +12,6 @@ def grade(g: Grading) -> None:
         expect_equal(r["max_batch_new"], 200)
         expect_close(r["capacity"], 1.6157336648411489, rtol=1e-9)
         expect_equal(r["largest"], "capacity")
-    with g.case("rejects-model-that-does-not-fit"):
+    with g.case("rejects-model-that-does-not-fit", group=INPUT_CHECKS):
         g.raises("ValueError", "generation_speedup", H100_SXM, H200_SXM, DType.BF16, 141e9, 327680, 4096,
                  141e9, 0.9, 4e9)

@@ -1,4 +1,4 @@
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import H100_SXM, DType
 
 
@@ -15,5 +15,5 @@ def grade(g: Grading) -> None:
         r = g.call("measured_energy_report", [400.0, 600.0], [200.0, 10000.0], 1, 700.0)
         expect_close(r["joules_spread"], 2.0 / 0.06, rtol=1e-9)
         expect_equal(r["moved_by"], "throughput")
-    with g.case("rejects-node-total-as-per-gpu"):
+    with g.case("rejects-node-total-as-per-gpu", group=INPUT_CHECKS):
         g.raises("ValueError", "measured_energy_report", [5600.0], [14000.0], 8, 700.0)

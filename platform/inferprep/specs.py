@@ -205,8 +205,9 @@ _H100_DS = ("NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column "
             "(https://www.nvidia.com/en-us/data-center/h100/)")
 _H200_DS = ("NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column "
             "(https://www.nvidia.com/en-us/data-center/h200/)")
-_B200_DS = ("NVIDIA HGX B200 / DGX B200 datasheet, per-GPU values (8-GPU totals / 8) "
-            "(https://www.nvidia.com/en-us/data-center/hgx/)")
+_B200_DS = ("NVIDIA Blackwell datasheet, 'Individual Blackwell GPU Specifications', HGX B200 column "
+            "(https://nvdam.widen.net/s/wwnsxrhm2w/blackwell-datasheet-3384703); tensor-core "
+            "rows are quoted with sparsity there, the dense figure is half")
 _A100_DS = ("NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column "
             "(https://www.nvidia.com/en-us/data-center/a100/)")
 _HOPPER_WP = ("NVIDIA H100 Tensor Core GPU Architecture whitepaper, Table 3 "
@@ -329,9 +330,9 @@ B200 = GPU(
     bf16_dense_flops=2.25e15,
     fp8_dense_flops=4.5e15,
     hbm_bytes=180 * 10**9,
-    hbm_bytes_per_s=8.0e12,
+    hbm_bytes_per_s=7.7e12,
     sm_count=148,
-    clock_hz=1.965e9,
+    clock_hz=1.8558e9,
     sfu_ops_per_clock_per_sm=16,
     warp_size=32,
     max_threads_per_sm=2048,
@@ -349,17 +350,22 @@ B200 = GPU(
     tdp_w=1000.0,
     sources=_gpu_sources(
         name=_B200_DS,
-        bf16_dense_flops=_B200_DS + ": FP16/BF16 36 PFLOPS with sparsity per 8 GPUs -> 4.5 sparse, "
-                         "2.25 PFLOPS dense per GPU",
-        fp8_dense_flops=_B200_DS + ": FP8 72 PFLOPS with sparsity per 8 GPUs -> 9 sparse, "
-                        "4.5 PFLOPS dense per GPU",
-        hbm_bytes=_B200_DS + ": 1,440 GB HBM3e per 8 GPUs -> 180 GB per GPU",
-        hbm_bytes_per_s=_B200_DS + ": 64 TB/s per 8 GPUs -> 8 TB/s per GPU",
+        bf16_dense_flops=_B200_DS + ": FP16/BF16 Tensor Core 4.5 PFLOPS with sparsity -> 2.25 PFLOPS dense",
+        fp8_dense_flops=_B200_DS + ": FP8/FP6 Tensor Core 9 PFLOPS with sparsity -> 4.5 PFLOPS dense",
+        hbm_bytes=_B200_DS + ": 180 GB HBM3E",
+        hbm_bytes_per_s=(_B200_DS + ": 7.7 TB/s (the same per-GPU figure as PyTorch's inductor device "
+                         "table, pytorch/pytorch #193471 (re-landed as #194297), dram_bw_gbs=7700; pytorch/ao #4002 computes "
+                         "7.67 TB/s from the 7,680-bit bus and the 3,996 MHz memory clock the driver reports; "
+                         "the 8 TB/s often quoted is the DGX B200 / GB200 figure)"),
         sm_count=_DEVQUERY_B200,
-        clock_hz="1965 MHz maximum boost (TechPowerUp GPU database, NVIDIA B200 SXM 192 GB)",
+        clock_hz=("Derived, not published: NVIDIA gives no tensor-core clock for B200. 1855.8 MHz is the clock "
+                  "behind the dense tensor peak, 2.25e15 / (148 SMs x 8192 FLOP/clk/SM), assuming the "
+                  "fifth-generation tensor cores do twice Hopper's 4096 dense BF16 FLOP/clk/SM (as for the "
+                  "H100 row, where the whitepaper states the per-SM rate). Not the 1965 MHz boost clock "
+                  "third-party databases list"),
         smem_per_sm_bytes=_CUDA_CC + "; " + _DEVQUERY_B200,
-        nvlink_bytes_per_s=_B200_DS + ": fifth-generation NVLink 1.8 TB/s per GPU",
-        tdp_w=_B200_DS + ": up to 1,000 W per GPU",
+        nvlink_bytes_per_s=_B200_DS + ": fifth-generation NVLink 1.8 TB/s",
+        tdp_w=_B200_DS + ": Max TDP configurable up to 1,000 W",
     ),
 )
 

@@ -21,7 +21,7 @@ def test_h100_rates():
 
 def test_table():
     rows = {(A100_SXM_80GB, BF16): ([0.50, 0.25, 0.125], 20), (H100_SXM, BF16): ([1.00, 0.50, 0.25], 33),
-            (H100_SXM, FP8): ([2.00, 1.00, 0.50], 50), (B200, BF16): ([1.89, 0.94, 0.47], 49)}
+            (H100_SXM, FP8): ([2.00, 1.00, 0.50], 50), (B200, BF16): ([2.00, 1.00, 0.50], 50)}
     for (gpu, dt), (ratios, share) in rows.items():
         got = [ref.exp_to_matmul_ratio(gpu, dt, d) for d in (64, 128, 256)]
         assert [round(x, 3 if r == 0.125 else 2) for x, r in zip(got, ratios)] == ratios
@@ -29,8 +29,10 @@ def test_table():
 
 
 def test_b200_fp8_overlap_cap():
-    assert round(ref.exp_to_matmul_ratio(B200, FP8, 128), 2) == 1.89
-    assert round(100 * ref.attention_fraction_of_peak(B200, FP8, 128, 1.0, True)) == 53
+    # B200's clock is derived from its dense peak at 8192 FLOP/clk/SM (inferprep.specs), so its
+    # BF16 ratio is 8192 / (16 x 4d) per clock: 1.00 at d = 128, 2.00 in FP8.
+    assert round(ref.exp_to_matmul_ratio(B200, FP8, 128), 2) == 2.00
+    assert round(100 * ref.attention_fraction_of_peak(B200, FP8, 128, 1.0, True)) == 50
 
 
 def test_fa2_bound():

@@ -27,7 +27,13 @@ L70 = (P70 / 2, kv(LLAMA_3_1_70B) / 2, 8192, P70, 0.9, 4e9)
 def test_inputs():
     assert 2 * P8 == 15_009_316_864 and kv(LLAMA_3_1_8B) == 131072
     assert round(P70 / 2 / 1e9, 1) == 34.8 and kv(LLAMA_3_1_70B) // 2 == 163840
+    # 163,840 is half of the 70B's BF16 KV (2 bytes per element): FP8 weights, BF16 KV, TP 2
+    assert kv(LLAMA_3_1_70B) == 327680 == 2 * 80 * 8 * 128 * 2
     assert round(2 * P8 / 1e9, 1) == 15.0
+
+
+def test_b200_hgx_column():
+    assert (B200.bf16_dense_flops, B200.hbm_bytes_per_s, B200.hbm_bytes) == (2.25e15, 7.7e12, 180e9)
 
 
 def test_datasheet_ratios():
@@ -38,7 +44,7 @@ def test_datasheet_ratios():
 def test_table():
     rows = [((H100_SXM, H200_SXM, DType.BF16, *L8), (1.00, 1.43, 1.62, 98, 200)),
             ((H100_SXM, H200_SXM, DType.FP8, *L70), (1.00, 1.43, 2.13, 24, 65)),
-            ((H100_SXM, B200, DType.BF16, *L8), (2.27, 2.39, 2.78, 98, 266)),
+            ((H100_SXM, B200, DType.BF16, *L8), (2.27, 2.30, 2.67, 98, 266)),
             ((A100_SXM_80GB, H100_SXM, DType.BF16, *L8), (3.17, 1.64, 1.64, 98, 98))]
     for args, (c, b, cap, bo, bn) in rows:
         r = ref.generation_speedup(*args)

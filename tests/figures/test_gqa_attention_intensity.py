@@ -48,6 +48,20 @@ def test_mla():
     assert round(100 * r88["fraction_of_ridge"], 1) == 81.9 and r88["bound"] == "memory"
 
 
+def test_mla_tensor_parallel():
+    import dataclasses
+    d = specs.DEEPSEEK_V3
+    for tp, intensity, share in ((8, 30.2, 10), (4, 60.4, 20)):
+        shard = dataclasses.replace(d, n_heads=d.n_heads // tp)     # heads per GPU, full latent each
+        r = ref.attention_regime(shard, H100, BF16, BF16)
+        assert round(r["intensity"], 1) == intensity and round(100 * r["fraction_of_ridge"]) == share
+    assert round(2 * 16 * 1088 / (576 * 2), 1) == 30.2
+    # GQA under TP: query and KV heads shard together, H/K unchanged
+    m = specs.LLAMA_3_1_70B
+    shard = dataclasses.replace(m, n_heads=m.n_heads // 8, n_kv_heads=m.n_kv_heads // 8)
+    assert ref.decode_attention_intensity(shard, BF16, 1, 1) == ref.decode_attention_intensity(m, BF16, 1, 1)
+
+
 EDITORIAL = ROOT / "exercises" / "gqa-attention-intensity" / "editorial.md"
 
 

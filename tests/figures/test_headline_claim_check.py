@@ -50,3 +50,26 @@ def test_70b():
     node = claim(LLAMA_3_1_70B, 1000.0, 2048, n_gpus=8)
     assert round(node["fraction_of_peak"], 1) == 5.2
     assert node["min_batch"] == 6 and node["conditions"] == ["batch"]
+
+
+def test_int4_kv_flips_the_answer():
+    i4 = DType.INT4
+    assert ref.kv_bytes_per_token(LLAMA_3_1_8B, i4) == 32768.0
+    r = ref.check_claim(LLAMA_3_1_8B, H100_SXM, 190.0, 200_000, B, i4, 1, 2, 1.5)
+    assert round(200_000 * 32768 / 1e9, 2) == 6.55
+    assert round(r["fraction_of_peak"], 2) == 1.22 and r["physical"] is False
+    truncated = 190.0 * 2 * ref.decode_weight_params(LLAMA_3_1_8B) / H100_SXM.hbm_bytes_per_s
+    assert round(truncated, 2) == 0.85
+
+
+def test_gb_not_gib_flips_batch():
+    w = 2 * ref.decode_weight_params(LLAMA_3_1_8B)
+    fits = claim(LLAMA_3_1_8B, 260.0, 77824, max_gpus=1, tau=1.0)
+    assert fits["min_batch"] == 6 and fits["conditions"] == ["batch"]
+    need = w + 6 * 77824 * 131072
+    assert round(need / 1e9, 1) == 76.2 and 80e9 / 2**30 * 1e9 < need <= 80e9
+    over = claim(LLAMA_3_1_8B, 316.0, 65536, max_gpus=1, tau=1.0)
+    assert over["min_batch"] == 8 and over["conditions"] == []
+    need = w + 8 * 65536 * 131072
+    assert round(need / 1e9, 1) == 83.7 and 80e9 < need <= 80 * 2**30
+    assert round(80 * 2**30 / 1e9, 1) == 85.9 and round(80e9 / 2**30, 1) == 74.5

@@ -52,6 +52,24 @@ def test_batch_128_memory_bound():
     assert round(r["step_time_s"][-1] * 1e3, 1) == 9.6
 
 
+def test_power_spread_is_the_models():
+    # the 1.21x follows from the assumed 350 W floor; a floor at 0 W or at the TDP moves it
+    r0 = ref.energy_curve(H100_SXM, DType.BF16, 2 * PARAMS, KV, CTX, FLOPS, BATCHES, 1e-9, 0.0)
+    r700 = ref.energy_curve(H100_SXM, DType.BF16, 2 * PARAMS, KV, CTX, FLOPS, BATCHES, 700.0, 0.0)
+    assert r0["power_spread"] > 10 and r700["power_spread"] == 1.0
+    assert round(curve()["throughput_spread"] / 2) == 30          # even a 2x power swing moves 30x less
+
+
+def test_gb_not_gib():
+    assert H100_SXM.hbm_bytes == 80e9 and round(80 * 2**30 / 1e9, 1) == 85.9 and round(80e9 / 2**30, 1) == 74.5
+    assert round((70e9 + 20 * 4096 * 131072) / 1e9, 1) == 80.7
+    assert round((70e9 + 10 * 4096 * 131072) / 1e9, 1) == 75.4
+    ref.energy_curve(H100_SXM, DType.BF16, 70e9, 131072, 4096, 15.1e9, [1, 10], 350.0, 0.0)
+    import pytest
+    with pytest.raises(ValueError):
+        ref.energy_curve(H100_SXM, DType.BF16, 70e9, 131072, 4096, 15.1e9, [1, 20], 350.0, 0.0)
+
+
 def test_group():
     assert ref.joules_per_token(700.0, 14000.0, 8) == 0.4
     assert 8 * 700 == 5600

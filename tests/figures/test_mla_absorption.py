@@ -1,5 +1,6 @@
 """Every figure quoted by mla-absorption's statement and editorial, from the reference and specs."""
 
+import dataclasses
 from pathlib import Path
 
 import torch
@@ -44,7 +45,58 @@ def test_regimes():
     a100 = R.mla_regime(DEEPSEEK_V3, A100_SXM_80GB, "absorbed")
     assert round(a100["ridge"], 1) == 153.0 and a100["regime"] == "compute-bound"
     b200 = R.mla_regime(DEEPSEEK_V3, B200, "absorbed")
-    assert round(b200["ridge"]) == 281 and b200["regime"] == "memory-bound"
+    assert (B200.bf16_dense_flops, B200.hbm_bytes_per_s) == (2.25e15, 7.7e12)
+    assert round(b200["ridge"], 1) == 292.2 and b200["regime"] == "memory-bound"
+
+
+def test_against_stored_kv_mha():
+    stored = R.stored_kv_cost(DEEPSEEK_V3)
+    absorbed = R.mla_decode_cost(DEEPSEEK_V3, "absorbed")
+    assert stored["flops_per_cached_token"] == 81_920 and stored["bytes_per_cached_token"] == 81_920.0
+    assert stored["intensity"] == 1.0
+    assert round(absorbed["flops_per_cached_token"] / stored["flops_per_cached_token"], 1) == 3.4
+    assert round(stored["bytes_per_cached_token"] / absorbed["bytes_per_cached_token"]) == 71
+    # the naive column is the stored-KV FLOPs plus decompression
+    naive = R.mla_decode_cost(DEEPSEEK_V3, "naive")
+    assert naive["flops_per_cached_token"] == 2 * 512 * 128 * 256 + 81_920
+
+
+def test_crossover():
+    t = R.absorb_crossover_q_len(DEEPSEEK_V3)
+    assert round(t, 1) == 170.7 and 33_554_432 / 196_608 == t
+    assert 278_528 - 81_920 == 196_608
+    for q_len, cheaper in ((170, "absorbed"), (171, "naive")):
+        n = R.mla_decode_cost(DEEPSEEK_V3, "naive", q_len=q_len)["flops_per_cached_token"]
+        a = R.mla_decode_cost(DEEPSEEK_V3, "absorbed", q_len=q_len)["flops_per_cached_token"]
+        assert (a < n) == (cheaper == "absorbed")
+
+
+def test_tensor_parallel():
+    for tp, flops, intensity, share in ((8, 34_816, 30.2, 10), (4, 69_632, 60.4, 20)):
+        shard = dataclasses.replace(DEEPSEEK_V3, n_heads=128 // tp)
+        c = R.mla_decode_cost(shard, "absorbed")
+        assert c["flops_per_cached_token"] == flops and c["bytes_per_cached_token"] == 1152.0
+        assert round(c["intensity"], 1) == intensity
+        assert round(100 * R.mla_regime(shard, H100_SXM, "absorbed")["intensity"] / 295.343283582) == share
+
+
+def test_overflow_case():
+    G = load_module(ROOT / "graders" / "mla_absorption.py", "_fig_mla_grader")
+    t, lens, hot = G.overflow_inputs(995)
+    a = R.mla_decode_absorbed(*t, cache_lens=lens)
+    assert torch.isfinite(a).all()
+    assert not torch.isfinite(R.mla_decode_naive(*t, cache_lens=lens)).all()
+    assert float(t[2].abs().max()) > 1e150 and float(t[4].abs().max()) > 1e200
+    assert float(t[2].abs().max()) * float(t[4].abs().max()) == float("inf")
+    # the hot tokens get weight exactly 0: the answer is attention over the other tokens
+    clean = [x.clone() for x in t]
+    clean[2][:, :, 32:] = 0.0
+    assert torch.allclose(R.mla_decode_naive(*clean, cache_lens=lens), a, rtol=1e-12, atol=1e-14)
+    assert 0 < int(hot.sum()) < int(lens.sum())
+    # the ridge tie of the grader: 30.0 on both sides, exactly
+    tie = R.mla_regime(G.TIE_MLA, G.TIE_GPU, "absorbed")
+    assert tie["intensity"] == tie["ridge"] == 30.0 and tie["regime"] == "compute-bound"
+    assert R.mla_regime(G.TIE_MLA, G.ABOVE_GPU, "absorbed")["regime"] == "memory-bound"
 
 
 def test_gqa_comparison():

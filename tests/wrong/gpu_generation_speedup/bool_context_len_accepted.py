@@ -1,4 +1,4 @@
-"""Wrong: accepts context_len=True (bool is an int subclass), which the statement rejects."""
+"""WRONG (input checks): accepts context_len=True (bool is an int subclass), which the statement rejects."""
 import math
 from inferprep.specs import GPU, DType
 

@@ -1,4 +1,4 @@
-"""Wrong: checks only max_tokens_per_step < 1, so NaN (every comparison false) and inf slip through instead of raising ValueError."""
+"""WRONG (input checks): checks only max_tokens_per_step < 1, so NaN (every comparison false) and inf slip through instead of raising ValueError."""
 import math
 from inferprep.specs import ModelConfig, GPU, DType
 

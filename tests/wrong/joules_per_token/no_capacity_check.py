@@ -1,4 +1,4 @@
-"""WRONG: never checks that weights plus the batch's KV fit in HBM."""
+"""WRONG (input checks): never checks that weights plus the batch's KV fit in HBM."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""WRONG: accepts a 'per-GPU' power reading above the board's TDP (a node total slips through)."""
+"""WRONG (input checks): accepts a 'per-GPU' power reading above the board's TDP (a node total slips through)."""
 
 from __future__ import annotations
 

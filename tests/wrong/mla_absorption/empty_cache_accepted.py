@@ -1,4 +1,4 @@
-"""WRONG: no check that the cache holds at least one token: with S = 0 the softmax runs over
+"""WRONG (input checks): no check that the cache holds at least one token: with S = 0 the softmax runs over
 nothing and a tensor comes back instead of the ValueError the statement lists for S < 1."""
 
 from __future__ import annotations

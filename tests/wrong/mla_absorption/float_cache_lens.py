@@ -1,4 +1,4 @@
-"""WRONG: checks cache_lens' shape and range but not its dtype, so a float tensor (23.0, 5.0)
+"""WRONG (input checks): checks cache_lens' shape and range but not its dtype, so a float tensor (23.0, 5.0)
 is accepted as lengths; the statement asks for an integer (B,) tensor (ValueError otherwise)."""
 
 from __future__ import annotations
