@@ -83,6 +83,9 @@ def build():
     each child only loads it). Raises if libseccomp is unavailable or a rule cannot be added."""
     sc = _module()
     f = sc.SyscallFilter(defaction=sc.ALLOW)
+    # Synchronise the filter onto every thread of the process (torch may have started some at
+    # import); the load fails rather than leave one thread unfiltered.
+    f.set_attr(sc.Attr.CTL_TSYNC, 1)
     deny = sc.ERRNO(errno.EPERM)
     for name in DENIED:
         try:
