@@ -1,6 +1,7 @@
 """Hidden cases for decode-floor: dense tabled and made-up models (tied, MHA, MQA, wide heads,
 dense MLA), the four GPUs and a made-up one, batches of 1 to 64 ragged sequences, mixed weight
-and KV dtypes, gap splits across efficiencies and overheads, and the ValueError cases."""
+and KV dtypes, gap splits across efficiencies and overheads; then the input checks (each ValueError of the
+statement, from both functions)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 import torch
 
 from inferprep import specs
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.specs import DType, ModelConfig
 
 RTOL = 1e-9
@@ -92,15 +93,22 @@ def grade(g: Grading) -> None:
                    GAP_KEYS)
             if type(out["overhead_ms"]) is not float:
                 fail(f"['overhead_ms']: expected a float, got {type(out['overhead_ms']).__name__}")
-    with g.case("rejects-bad-inputs"):
-        m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
-        g.raises("ValueError", "decode_floor", m, gpu, [], bf, bf)
-        g.raises("ValueError", "decode_floor", m, gpu, [10, 0], bf, bf)
-        g.raises("ValueError", "decode_floor", m, gpu, [10, 2.5], bf, bf)
-        g.raises("ValueError", "decode_floor", m, gpu, [True], bf, bf)
-        g.raises("ValueError", "decode_floor", specs.MIXTRAL_8X7B, gpu, [10], bf, bf)
-        g.raises("ValueError", "decode_floor", dataclasses.replace(m, n_kv_heads=7), gpu, [10], bf, bf)
-        for eff in (0.0, -0.5, 1.5, math.nan):
-            g.raises("ValueError", "decode_gaps", m, gpu, [10], bf, bf, eff, 0.0)
-        for ovh in (-1.0, math.nan, math.inf):
-            g.raises("ValueError", "decode_gaps", m, gpu, [10], bf, bf, 0.9, ovh)
+    # Input checks last; both functions check the batch and the model.
+    m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
+    checks = []
+    bad_lens = [("empty-batch", []), ("zero-length", [10, 0]), ("float-length", [10, 2.5]),
+                ("bool-length", [True]), ("one-int-not-a-list", 4096)]
+    bad_models = [("moe", specs.MIXTRAL_8X7B), ("heads-not-multiple", dataclasses.replace(m, n_kv_heads=7)),
+                  ("zero-kv-heads", dataclasses.replace(m, n_kv_heads=0)),
+                  ("zero-layers", dataclasses.replace(m, n_layers=0))]
+    for fn, extra in (("decode_floor", ()), ("decode_gaps", (0.9, 0.0))):
+        tag = "floor" if fn == "decode_floor" else "gaps"
+        checks += [(f"{tag}-{name}", fn, (m, gpu, lens, bf, bf) + extra) for name, lens in bad_lens]
+        checks += [(f"{tag}-{name}", fn, (bad, gpu, [10], bf, bf) + extra) for name, bad in bad_models]
+    checks += [(f"gaps-efficiency-{name}", "decode_gaps", (m, gpu, [10], bf, bf, eff, 0.0))
+               for name, eff in (("zero", 0.0), ("negative", -0.5), ("above-one", 1.5), ("nan", math.nan))]
+    checks += [(f"gaps-overhead-{name}", "decode_gaps", (m, gpu, [10], bf, bf, 0.9, ovh))
+               for name, ovh in (("negative", -1.0), ("nan", math.nan), ("infinite", math.inf))]
+    for name, fn, args in checks:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -3,7 +3,8 @@
 Cases: the ratio, the serial share and the fraction-of-peak bound on H100, H200, B200, A100 and
 made-up GPUs (other SFU rates, clocks, SM counts), BF16/FP16/FP8, head dims 1..256 including odd
 ones; overlapped vs serial with both mma efficiencies and the exp-bound overlapped case (B200
-FP8); FP8 on an A100 and integer dtypes must raise; every FA3 problem mapped; bad inputs.
+FP8); every FA3 problem mapped. Input checks last: FP8 on an A100 and integer dtypes, bad
+head dims, efficiencies (NaN, infinity, a bool), types, unknown problems.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
 RTOL = 1e-9
@@ -63,9 +64,17 @@ def grade(g: Grading) -> None:
            ("fraction-efficiency-0", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, 0.0, False)),
            ("fraction-efficiency-above-1", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, 1.5, False)),
            ("fraction-efficiency-nan", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, math.nan, True)),
+           ("fraction-efficiency-infinite", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, math.inf, True)),
+           ("fraction-efficiency-bool", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, True, False)),
            ("fraction-overlap-not-bool", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 128, 1.0, 1)),
+           ("fraction-head-dim-0", "attention_fraction_of_peak", (H100_SXM, DType.BF16, 0, 1.0, True)),
+           ("share-float-head-dim", "exp_time_share", (H100_SXM, DType.BF16, 128.0)),
+           ("ratio-gpu-name-string", "exp_to_matmul_ratio", ("H100 SXM", DType.BF16, 128)),
+           ("ratio-dtype-string", "exp_to_matmul_ratio", (H100_SXM, "bf16", 128)),
            ("remedy-unknown", "fa3_remedy", ("register_spills",)),
-           ("remedy-technique-name", "fa3_remedy", ("wgmma",))]
+           ("remedy-technique-name", "fa3_remedy", ("wgmma",)),
+           ("remedy-not-a-string", "fa3_remedy", (3,))]
+    # Input checks last (a submission that dies on one must not take core cases with it).
     for name, fn, args in bad:
-        with g.case(f"rejects-{name}"):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", fn, *args)

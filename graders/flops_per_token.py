@@ -1,6 +1,7 @@
 """Hidden cases for flops-per-token: the tables' models plus made-up but consistent ones
 (tied embeddings, MHA, MQA, head_dim != d/H, MoE with shared experts and dense first layers,
-MLA without a query LoRA), seeded random configs, and the ValueError cases."""
+MLA without a query LoRA), seeded random configs; then the input checks: each ValueError of
+the statement from each function that promises it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import dataclasses
 import torch
 
 from inferprep import specs
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.specs import ModelConfig
 
 PARAM_KEYS = ("embedding", "lm_head", "attention", "mlp", "norm", "total", "active_matmul")
@@ -113,13 +114,28 @@ def grade(g: Grading) -> None:
                         ffn_size=8, vocab_size=8)
         _exact(g.call("attention_crossover_context", m), ref.attention_crossover_context(m),
                "crossover context")
-    with g.case("rejects-bad-inputs"):
-        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, 0)
-        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, -5)
-        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, 2.5)
-        g.raises("ValueError", "flops_per_token", specs.LLAMA_3_1_8B, True)
-        bad_gqa = dataclasses.replace(specs.LLAMA_3_1_8B, n_kv_heads=5)
-        g.raises("ValueError", "param_counts", bad_gqa)
-        g.raises("ValueError", "attention_crossover_context", bad_gqa)
-        bad_topk = dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)
-        g.raises("ValueError", "param_counts", bad_topk)
+    with g.case("mla-ignores-kv-heads-and-head-dim"):
+        # the statement: n_kv_heads and head_dim are ignored for MLA models (no check applies)
+        m = dataclasses.replace(MLA_DENSE, name="mla-no-gqa-fields", n_kv_heads=0, head_dim=0)
+        _expect_dict(g.call("param_counts", m), ref.param_counts(m), PARAM_KEYS, exact=True)
+
+    # Input checks last. Every function checks the model; flops_per_token also checks context_len.
+    checks = [(f"context-{name}", "flops_per_token", (specs.LLAMA_3_1_8B, bad))
+              for name, bad in (("zero", 0), ("negative", -5), ("float", 2.5), ("bool", True))]
+    bad_models = [
+        ("heads-not-multiple-of-kv-heads", dataclasses.replace(specs.LLAMA_3_1_8B, n_kv_heads=5)),
+        ("zero-kv-heads", dataclasses.replace(specs.LLAMA_3_1_8B, n_kv_heads=0)),
+        ("zero-head-dim", dataclasses.replace(specs.LLAMA_3_1_8B, head_dim=0)),
+        ("zero-layers", dataclasses.replace(specs.LLAMA_3_1_8B, n_layers=0)),
+        ("top-k-above-experts", dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)),
+        ("top-k-zero", dataclasses.replace(MOE_SHARED, experts_per_token=0)),
+        ("dense-layers-above-layers", dataclasses.replace(specs.DEEPSEEK_V3, first_dense_layers=62)),
+        ("dense-layers-negative", dataclasses.replace(MOE_SHARED, first_dense_layers=-1)),
+    ]
+    for name, m in bad_models:
+        checks += [(f"{name}-param-counts", "param_counts", (m,)),
+                   (f"{name}-flops", "flops_per_token", (m, 4096)),
+                   (f"{name}-crossover", "attention_crossover_context", (m,))]
+    for name, fn, args in checks:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -4,7 +4,9 @@ The device is simulated here, in the trusted parent (``inferprep.sim.kernel_cloc
 submission gets three proxies (``kernel``, ``flush``, ``timer``) onto one ``SimulatedDevice``
 whose log says what really ran, for how long, and with which cache state. The reported times
 must be the device times of cold, warmed-up launches; the statistics must be the median and IQR
-of those times.
+of those times. A kernel launched onto an idle stream starts only when its launch call returns,
+so an interval whose start event the device reached while idle holds the launch latency too.
+Input checks (the ValueError cases) run after every core case.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.sim.kernel_clock import Handle, SimulatedDevice
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
@@ -101,18 +103,6 @@ def grade(g: Grading) -> None:
             got = g.call("time_kernel", kernel, flush, timer, warmup, reps)
             _check_run(got, dev, warmup, reps)
 
-    for name, args in [("warmup-negative", (-1, 5)), ("reps-zero", (2, 0)),
-                       ("reps-negative-after-warmup", (3, -2)), ("reps-bool", (1, True)),
-                       ("reps-float", (2, 5.0)), ("warmup-float", (2.0, 5))]:
-        with g.case(f"rejects-{name}"):
-            dev = SimulatedDevice(seed=1)
-            kernel, flush, timer = _host(g, dev)
-            g.raises("ValueError", "time_kernel", kernel, flush, timer, *args)
-            if dev.log or dev.events:
-                fail(f"ValueError raised, but only after {len(dev.kernels())} kernel launch(es), "
-                     f"{len(dev.log) - len(dev.kernels())} flush(es) and {len(dev.events)} event(s): "
-                     "validate warmup and reps before launching anything")
-
     for name, sec, nbytes, flops, gpu, dtype in PLAUSIBILITY:
         with g.case(f"plausible-{name}"):
             want = ref.check_plausible(sec, nbytes, flops, gpu, dtype)
@@ -123,12 +113,29 @@ def grade(g: Grading) -> None:
                 expect_close(got[k], want[k], rtol=1e-9, atol=1e-300, name=k)
             expect_equal(got["plausible"], want["plausible"], name="plausible")
 
+    # Input checks last (a submission that dies on one must not take core cases with it).
+    for name, args in [("warmup-negative", (-1, 5)), ("reps-zero", (2, 0)),
+                       ("reps-negative-after-warmup", (3, -2)), ("reps-bool", (1, True)),
+                       ("warmup-bool", (False, 5)), ("reps-float", (2, 5.0)), ("warmup-float", (2.0, 5))]:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            dev = SimulatedDevice(seed=1)
+            kernel, flush, timer = _host(g, dev)
+            g.raises("ValueError", "time_kernel", kernel, flush, timer, *args)
+            if dev.log or dev.events:
+                fail(f"ValueError raised, but only after {len(dev.kernels())} kernel launch(es), "
+                     f"{len(dev.log) - len(dev.kernels())} flush(es) and {len(dev.events)} event(s): "
+                     "validate warmup and reps before launching anything")
     for name, args in [
         ("seconds-zero", (0.0, 1e9, 1e9, H100_SXM, DType.BF16)),
+        ("seconds-negative", (-1e-3, 1e9, 1e9, H100_SXM, DType.BF16)),
         ("seconds-nan", (float("nan"), 1e9, 1e9, H100_SXM, DType.BF16)),
+        ("seconds-infinite", (math.inf, 1e9, 1e9, H100_SXM, DType.BF16)),
         ("bytes-negative", (1e-3, -1.0, 1e9, H100_SXM, DType.BF16)),
+        ("bytes-infinite", (1e-3, math.inf, 1e9, H100_SXM, DType.BF16)),
+        ("flops-nan", (1e-3, 1e9, math.nan, H100_SXM, DType.BF16)),
         ("fp8-on-a100", (1e-3, 1e9, 1e9, A100_SXM_80GB, DType.FP8)),
         ("fp32-no-tensor-core-peak", (1e-3, 1e9, 1e9, H100_SXM, DType.FP32)),
+        ("int8-no-tensor-core-peak", (1e-3, 1e9, 1e9, H100_SXM, DType.INT8)),
     ]:
-        with g.case(f"rejects-{name}"):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "check_plausible", *args)

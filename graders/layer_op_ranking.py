@@ -1,7 +1,8 @@
 """Hidden cases for layer-op-ranking: dense GQA models (tabled and made-up: MHA, MQA with wide
 heads, seeded random), the four GPUs and a made-up one, batches on both sides of the ridge,
 contexts from 1 (attention never leads: the flip batch is None) to 128K, with and without launch
-overhead, and the ValueError cases. Cases whose answer hinges on a float tie are skipped."""
+overhead; then the input checks (every ValueError of the statement, a dense MLA model and
+n_kv_heads = 0 included). Cases whose answer hinges on a float tie are skipped."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import math
 import torch
 
 from inferprep import specs
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.specs import DType, ModelConfig
 
 RTOL = 1e-9
@@ -159,15 +160,37 @@ def grade(g: Grading) -> None:
         if not isinstance(out, (list, tuple)) or list(out) != exp:
             fail("o_proj and attention take exactly the same time here: equal times keep the "
                  "table's order")
-    with g.case("rejects-bad-inputs"):
-        m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
-        for bad in (0, -1, 2.0, True):
-            g.raises("ValueError", "layer_op_times", m, gpu, bf, bad, 100, 0.0)
-            g.raises("ValueError", "layer_op_times", m, gpu, bf, 8, bad, 0.0)
-        for bad in (-1.0, math.nan, math.inf):
-            g.raises("ValueError", "layer_op_times", m, gpu, bf, 8, 100, bad)
-            g.raises("ValueError", "ranking_flip_batch", m, gpu, bf, 100, bad)
-        g.raises("ValueError", "layer_op_times", specs.MIXTRAL_8X7B, gpu, bf, 8, 100, 0.0)
-        g.raises("ValueError", "op_ranking", specs.DEEPSEEK_V3, gpu, bf, 8, 100, 0.0)
-        g.raises("ValueError", "remedies", m, specs.A100_SXM_80GB, DType.FP8, 8, 100)
-        g.raises("ValueError", "ranking_flip_batch", dataclasses.replace(m, n_kv_heads=3), gpu, bf, 100, 0.0)
+    # Input checks last (a submission that dies on one must not take core cases with it).
+    m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
+    dense_mla = dataclasses.replace(specs.DEEPSEEK_V3, name="dense-mla", n_routed_experts=0, n_shared_experts=0,
+                                    experts_per_token=0, moe_ffn_size=0, first_dense_layers=0)
+    checks = []
+    for bad_name, bad in (("zero", 0), ("negative", -1), ("float", 2.0), ("bool", True)):
+        checks += [(f"batch-{bad_name}", "layer_op_times", (m, gpu, bf, bad, 100, 0.0)),
+                   (f"context-{bad_name}", "layer_op_times", (m, gpu, bf, 8, bad, 0.0))]
+    checks += [("ranking-batch-zero", "op_ranking", (m, gpu, bf, 0, 100, 0.0)),
+               ("ranking-context-float", "op_ranking", (m, gpu, bf, 8, 100.0, 0.0)),
+               ("remedies-batch-zero", "remedies", (m, gpu, bf, 0, 100)),
+               ("remedies-context-bool", "remedies", (m, gpu, bf, 8, True)),
+               ("flip-context-zero", "ranking_flip_batch", (m, gpu, bf, 0, 0.0))]
+    for bad_name, bad in (("negative", -1.0), ("nan", math.nan), ("infinite", math.inf)):
+        checks += [(f"launch-{bad_name}", "layer_op_times", (m, gpu, bf, 8, 100, bad)),
+                   (f"flip-launch-{bad_name}", "ranking_flip_batch", (m, gpu, bf, 100, bad))]
+    checks += [("ranking-launch-nan", "op_ranking", (m, gpu, bf, 8, 100, math.nan)),
+               ("moe-model", "layer_op_times", (specs.MIXTRAL_8X7B, gpu, bf, 8, 100, 0.0)),
+               ("moe-mla-model", "op_ranking", (specs.DEEPSEEK_V3, gpu, bf, 8, 100, 0.0)),
+               # MLA without experts: a check of n_routed_experts alone lets it through
+               ("dense-mla-model-times", "layer_op_times", (dense_mla, gpu, bf, 8, 100, 0.0)),
+               ("dense-mla-model-remedies", "remedies", (dense_mla, gpu, bf, 8, 100)),
+               ("dense-mla-model-flip", "ranking_flip_batch", (dense_mla, gpu, bf, 100, 0.0)),
+               ("zero-kv-heads", "layer_op_times", (dataclasses.replace(m, n_kv_heads=0), gpu, bf, 8, 100, 0.0)),
+               ("zero-kv-heads-flip", "ranking_flip_batch", (dataclasses.replace(m, n_kv_heads=0), gpu, bf, 100, 0.0)),
+               ("zero-head-dim", "remedies", (dataclasses.replace(m, head_dim=0), gpu, bf, 8, 100)),
+               ("zero-ffn", "op_ranking", (dataclasses.replace(m, ffn_size=0), gpu, bf, 8, 100, 0.0)),
+               ("heads-not-multiple-of-kv-heads", "ranking_flip_batch",
+                (dataclasses.replace(m, n_kv_heads=3), gpu, bf, 100, 0.0)),
+               ("fp8-on-a100", "remedies", (m, specs.A100_SXM_80GB, DType.FP8, 8, 100)),
+               ("int8-on-h100", "layer_op_times", (m, gpu, DType.INT8, 8, 100, 0.0))]
+    for name, fn, args in checks:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -3,7 +3,8 @@
 Cases: the closed form on DeepSeek-V3, Mixtral and random (E, k, B) including B = 0, B = 1,
 k = 1, k = E and huge batches; exact distinct counts on seeded random routings (any integer
 dtype, duplicated experts across tokens, empty batch); step bytes and the cost profile on real
-and made-up models; the smallest batch for a share of experts; every ValueError of the statement.
+and made-up models; the smallest batch for a share of experts. Input checks last: every
+ValueError of the statement, from each function that promises it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 
 RTOL = 1e-9
 PROFILE_KEYS = ("experts_per_layer", "expert_fraction", "step_bytes", "bytes_per_token", "dense_step_bytes",
@@ -44,6 +45,7 @@ def _random_routing(gen: torch.Generator, B: int, E: int, k: int, skew: bool) ->
 
 def grade(g: Grading) -> None:
     ref = g.reference()
+    checks: list[tuple[str, str, tuple]] = []   # (case name, function, args): input checks, run last
 
     # 1. the closed form
     cases = [(256, 8, 8), (256, 8, 1), (256, 8, 64), (8, 2, 4), (8, 2, 1), (128, 1, 40), (16, 16, 3),
@@ -63,8 +65,7 @@ def grade(g: Grading) -> None:
     for name, args in [("top-k-above-E", (4, 5, 1)), ("zero-experts", (0, 1, 1)), ("zero-top-k", (8, 0, 1)),
                        ("negative-batch", (8, 2, -1)), ("float-batch", (8, 2, 4.0)), ("bool-top-k", (8, True, 4)),
                        ("bool-batch", (256, 8, True))]:
-        with g.case(f"expected-distinct-rejects-{name}"):
-            g.raises("ValueError", "expected_distinct_experts", *args)
+        checks.append((f"expected-distinct-rejects-{name}", "expected_distinct_experts", args))
 
     # 2. exact counts of actual routings
     routings = []
@@ -79,10 +80,14 @@ def grade(g: Grading) -> None:
             expect_equal(g.call("distinct_experts", ids.to(g.device), E), ref.distinct_experts(ids, E))
     bad = [("repeat-in-row", torch.tensor([[1, 1], [0, 2]]), 4), ("id-too-large", torch.tensor([[0, 4]]), 4),
            ("negative-id", torch.tensor([[0, -1]]), 4), ("float-ids", torch.tensor([[0.0, 1.0]]), 4),
-           ("1-d", torch.tensor([0, 1]), 4), ("k-above-E", torch.tensor([[0, 1, 2]]), 2)]
+           ("1-d", torch.tensor([0, 1]), 4), ("k-above-E", torch.tensor([[0, 1, 2]]), 2),
+           ("3-d", torch.tensor([[[0, 1]]]), 4), ("bool-ids", torch.tensor([[True, False]]), 4),
+           ("zero-columns", torch.zeros(3, 0, dtype=torch.int64), 4),
+           ("zero-experts", torch.tensor([[0]]), 0)]
     for name, ids, E in bad:
-        with g.case(f"distinct-rejects-{name}"):
-            g.raises("ValueError", "distinct_experts", ids.to(g.device), E)
+        checks.append((f"distinct-rejects-{name}", "distinct_experts", (ids.to(g.device), E)))
+    checks += [("distinct-rejects-nested-list", "distinct_experts", ([[0, 2], [2, 1]], 4)),
+               ("distinct-rejects-bool-num-experts", "distinct_experts", (torch.tensor([[0]], device=g.device), True))]
 
     # 3-4. bytes per step and the cost profile
     models = [DEEPSEEK_V3, MIXTRAL, ("made-up-no-always", 64, 4, 12, 1_000_000, 0, 0.5),
@@ -99,17 +104,26 @@ def grade(g: Grading) -> None:
     for name, args in [("batch-0", (0, 8, 2, 1, 10, 10, 1.0)), ("negative-layers", (1, 8, 2, -1, 10, 10, 1.0)),
                        ("zero-bytes-per-param", (1, 8, 2, 1, 10, 10, 0.0)),
                        ("nan-bytes-per-param", (1, 8, 2, 1, 10, 10, math.nan)),
-                       ("negative-expert-params", (1, 8, 2, 1, -10, 10, 1.0))]:
-        with g.case(f"step-bytes-rejects-{name}"):
-            g.raises("ValueError", "moe_step_bytes", *args)
-    with g.case("profile-rejects-empty-model"):
-        g.raises("ValueError", "moe_cost_profile", 4, 8, 2, 0, 10, 0, 1.0)
+                       ("infinite-bytes-per-param", (1, 8, 2, 1, 10, 10, math.inf)),
+                       ("negative-expert-params", (1, 8, 2, 1, -10, 10, 1.0)),
+                       ("negative-always-params", (1, 8, 2, 1, 10, -10, 1.0)),
+                       ("float-expert-params", (1, 8, 2, 1, 10.0, 10, 1.0)),
+                       ("top-k-above-E", (1, 8, 9, 1, 10, 10, 1.0))]:
+        checks.append((f"step-bytes-rejects-{name}", "moe_step_bytes", args))
+        checks.append((f"profile-rejects-{name}", "moe_cost_profile", args))
+    checks.append(("profile-rejects-empty-model", "moe_cost_profile", (4, 8, 2, 0, 10, 0, 1.0)))
 
     # 5. smallest batch for a share of the experts
     for E, k, f in [(256, 8, 0.5), (256, 8, 0.9), (256, 8, 0.99), (8, 2, 0.95), (160, 6, 0.3), (64, 64, 0.7),
                     (1000, 1, 0.0015), (40, 3, 0.999999)]:
         with g.case(f"batch-for-fraction-E{E}-k{k}-f{f}"):
             expect_equal(g.call("batch_for_expert_fraction", E, k, f), ref.batch_for_expert_fraction(E, k, f))
-    for name, args in [("fraction-1", (8, 2, 1.0)), ("fraction-0", (8, 2, 0.0)), ("negative", (8, 2, -0.5))]:
-        with g.case(f"batch-for-fraction-rejects-{name}"):
-            g.raises("ValueError", "batch_for_expert_fraction", *args)
+    for name, args in [("fraction-1", (8, 2, 1.0)), ("fraction-0", (8, 2, 0.0)), ("negative", (8, 2, -0.5)),
+                       ("fraction-nan", (8, 2, math.nan)), ("top-k-above-E", (8, 9, 0.5)),
+                       ("bool-experts", (True, 1, 0.5))]:
+        checks.append((f"batch-for-fraction-rejects-{name}", "batch_for_expert_fraction", args))
+
+    # Input checks last (a submission that dies on one must not take core cases with it).
+    for name, fn, args in checks:
+        with g.case(name, group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -5,7 +5,8 @@ allocation unit (129..136), the sub-partition split (a 1-warp block with 136 reg
 1 KiB shared-memory reserve at the boundary (57 KiB vs 56 KiB), partial warps (96, 1000
 threads), the per-block register check that fails only after rounding warps up to 4; A100,
 B200 and a made-up GPU with other units and caps; seeded random kernels; occupancy_helps in all
-three regimes on table and made-up GPUs; every ValueError of the statement.
+three regimes on table and made-up GPUs, both regime boundaries hit exactly. The per-block
+register check (a launch that fails) is core; every other ValueError is an input check, run last.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
 KEYS = {"warps_per_block", "registers_per_warp", "smem_per_block_bytes", "blocks_limit", "active_blocks",
@@ -101,16 +102,20 @@ def grade(g: Grading) -> None:
         with g.case(f"occupancy-{name}"):
             _check_occ(g.call("occupancy", gpu, t, r, s), ref.occupancy(gpu, t, r, s))
 
-    bad = [("threads-0", (H100_SXM, 0, 32, 0)), ("threads-1025", (H100_SXM, 1025, 32, 0)),
-           ("regs-0", (H100_SXM, 128, 0, 0)), ("regs-256", (H100_SXM, 128, 256, 0)),
-           ("smem-over-227KiB", (H100_SXM, 128, 32, 227 * KiB + 1)), ("smem-negative", (H100_SXM, 128, 32, -1)),
-           ("bool-threads", (H100_SXM, True, 32, 0)), ("float-regs", (H100_SXM, 128, 32.0, 0)),
-           ("launch-fails-1024x72", (H100_SXM, 1024, 72, 0)),
-           ("launch-fails-after-rounding-warps-800x80", (H100_SXM, 800, 80, 0)),
-           ("made-up-regs-over-cap", (MADE_UP, 128, 201, 0))]
-    for name, args in bad:
+    # The per-block register check is a rule of the hardware (the launch fails), part of the
+    # task: core cases. Malformed calls are input checks, run after every core case.
+    for name, args in [("launch-fails-1024x72", (H100_SXM, 1024, 72, 0)),
+                       ("launch-fails-after-rounding-warps-800x80", (H100_SXM, 800, 80, 0))]:
         with g.case(f"occupancy-rejects-{name}"):
             g.raises("ValueError", "occupancy", *args)
+    checks = [(f"occupancy-rejects-{name}", "occupancy", args) for name, args in [
+        ("threads-0", (H100_SXM, 0, 32, 0)), ("threads-1025", (H100_SXM, 1025, 32, 0)),
+        ("regs-0", (H100_SXM, 128, 0, 0)), ("regs-256", (H100_SXM, 128, 256, 0)),
+        ("smem-over-227KiB", (H100_SXM, 128, 32, 227 * KiB + 1)), ("smem-negative", (H100_SXM, 128, 32, -1)),
+        ("bool-threads", (H100_SXM, True, 32, 0)), ("float-regs", (H100_SXM, 128, 32.0, 0)),
+        ("float-smem", (H100_SXM, 128, 32, 1024.0)), ("gpu-name-string", ("H100 SXM", 128, 32, 0)),
+        ("made-up-regs-over-cap", (MADE_UP, 128, 201, 0)),
+        ("made-up-threads-over-cap", (dataclasses.replace(MADE_UP, max_threads_per_block=512), 640, 32, 0))]]
 
     helps = [
         ("bandwidth-saturated", (H100_SXM, DType.BF16, 16, 2048, 600e-9, 4.0)),
@@ -127,11 +132,28 @@ def grade(g: Grading) -> None:
     for name, args in helps:
         with g.case(f"helps-{name}"):
             _check_helps(g.call("occupancy_helps", *args), ref.occupancy_helps(*args))
-    for name, args in [("fp8-on-a100", (A100_SXM_80GB, DType.FP8, 8, 512, 6e-7, 1.0)),
-                       ("int8", (H100_SXM, DType.INT8, 8, 512, 6e-7, 1.0)),
-                       ("zero-warps", (H100_SXM, DType.BF16, 0, 512, 6e-7, 1.0)),
-                       ("65-warps", (H100_SXM, DType.BF16, 65, 512, 6e-7, 1.0)),
-                       ("zero-latency", (H100_SXM, DType.BF16, 8, 512, 0.0, 1.0)),
-                       ("inf-intensity", (H100_SXM, DType.BF16, 8, 512, 6e-7, math.inf))]:
-        with g.case(f"helps-rejects-{name}"):
-            g.raises("ValueError", "occupancy_helps", *args)
+    # Both boundaries hit exactly: MADE_UP's ridge is 400e12 / 2e12 = 200.0 (exact in binary), and
+    # H100 at 600 ns with 512 B per warp needs exactly 30 warps (29.74 rounded up).
+    for name, args in [("intensity-at-ridge-is-compute-bound", (MADE_UP, DType.BF16, 10, 700, 900e-9, 200.0)),
+                       ("warps-exactly-needed-is-saturated", (H100_SXM, DType.BF16, 30, 512, 600e-9, 1.0)),
+                       ("one-warp-short-is-latency-bound", (H100_SXM, DType.BF16, 29, 512, 600e-9, 1.0))]:
+        with g.case(f"helps-{name}"):
+            _check_helps(g.call("occupancy_helps", *args), ref.occupancy_helps(*args))
+
+    checks += [(f"helps-rejects-{name}", "occupancy_helps", args) for name, args in [
+        ("fp8-on-a100", (A100_SXM_80GB, DType.FP8, 8, 512, 6e-7, 1.0)),
+        ("int8", (H100_SXM, DType.INT8, 8, 512, 6e-7, 1.0)),
+        ("zero-warps", (H100_SXM, DType.BF16, 0, 512, 6e-7, 1.0)),
+        ("65-warps", (H100_SXM, DType.BF16, 65, 512, 6e-7, 1.0)),
+        ("bool-warps", (H100_SXM, DType.BF16, True, 512, 6e-7, 1.0)),
+        ("zero-bytes-per-warp", (H100_SXM, DType.BF16, 8, 0, 6e-7, 1.0)),
+        ("float-bytes-per-warp", (H100_SXM, DType.BF16, 8, 512.0, 6e-7, 1.0)),
+        ("zero-latency", (H100_SXM, DType.BF16, 8, 512, 0.0, 1.0)),
+        ("nan-latency", (H100_SXM, DType.BF16, 8, 512, math.nan, 1.0)),
+        ("negative-intensity", (H100_SXM, DType.BF16, 8, 512, 6e-7, -1.0)),
+        ("nan-intensity", (H100_SXM, DType.BF16, 8, 512, 6e-7, math.nan)),
+        ("inf-intensity", (H100_SXM, DType.BF16, 8, 512, 6e-7, math.inf)),
+        ("dtype-string", (H100_SXM, "bf16", 8, 512, 6e-7, 1.0))]]
+    for name, fn, args in checks:
+        with g.case(name, group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

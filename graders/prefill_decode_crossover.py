@@ -1,7 +1,8 @@
 """Hidden cases for prefill-decode-crossover: tabled models on the tabled GPUs in BF16 and FP8,
 made-up models (tied, MQA, wide heads, MoE with shared experts, dense MLA) and made-up GPUs,
-prompt lengths around the crossover and far past it (attention dominates), tensor parallel, and
-the ValueError cases. Float coin flips (compute within 1e-9 of memory) are never graded."""
+prompt lengths around the crossover and far past it (attention dominates), tensor parallel, the
+exact tie (compute == memory counts as compute-bound); then the input checks. Float coin flips
+(compute within 1e-9 of memory) are never graded."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import dataclasses
 import torch
 
 from inferprep import specs
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.specs import DType, ModelConfig
 
 RTOL = 1e-9
@@ -31,6 +32,9 @@ MLA = ModelConfig(name="mla-dense", n_layers=30, hidden_size=3072, n_heads=24, n
 MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
                       head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
                       kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+# With power-of-two peak and bandwidth, compute time equals memory time exactly at P = 35.
+EXACT_TIE = ModelConfig(name="exact-tie", n_layers=1, hidden_size=8, n_heads=2, n_kv_heads=1, head_dim=8,
+                        ffn_size=8, vocab_size=16)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
           TIED, MQA_WIDE, MOE, MLA, MLA_RQ0]
 
@@ -100,13 +104,35 @@ def grade(g: Grading) -> None:
     with g.case("ttft-default-n-gpus"):
         _check_ttft(g.call("ttft", specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, 512),
                     ref.ttft(specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, 512), False)
-    with g.case("rejects-bad-inputs"):
-        m = specs.LLAMA_3_1_8B
-        for bad in (0, -1, 3.0, True):
-            g.raises("ValueError", "ttft", m, specs.H100_SXM, DType.BF16, bad)
-        g.raises("ValueError", "ttft", m, specs.H100_SXM, DType.BF16, 10, 0)
-        g.raises("ValueError", "ttft", m, specs.A100_SXM_80GB, DType.FP8, 10)
-        g.raises("ValueError", "prefill_crossover_tokens", m, specs.A100_SXM_80GB, DType.FP8)
-        g.raises("ValueError", "prefill_crossover_tokens", m, specs.H100_SXM, DType.INT4)
-        g.raises("ValueError", "prefill_crossover_tokens",
-                 dataclasses.replace(m, n_kv_heads=3), specs.H100_SXM, DType.BF16)
+    # The >= boundary, hit exactly: integer counts over power-of-two peak and bandwidth make
+    # compute time equal memory time at P = 35 in any order of float operations.
+    tie_gpu = dataclasses.replace(specs.H100_SXM, name="binary", bf16_dense_flops=float(2**50),
+                                  fp8_dense_flops=float(2**51), hbm_bytes_per_s=float(2**45))
+    for dt in (DType.BF16, DType.FP8):
+        with g.case(f"crossover-exact-tie-{dt.value}"):
+            _exact(g.call("prefill_crossover_tokens", EXACT_TIE, tie_gpu, dt),
+                   ref.prefill_crossover_tokens(EXACT_TIE, tie_gpu, dt), "crossover")
+    for n in (1, 4):
+        with g.case(f"ttft-exact-tie-is-compute-bound-tp{n}"):
+            out = g.call("ttft", EXACT_TIE, tie_gpu, DType.BF16, 35, n)
+            _check_ttft(out, ref.ttft(EXACT_TIE, tie_gpu, DType.BF16, 35, n), False)
+
+    # Input checks last.
+    m, h100, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
+    checks = [(f"prompt-{name}", "ttft", (m, h100, bf, bad))
+              for name, bad in (("zero", 0), ("negative", -1), ("float", 3.0), ("bool", True))]
+    checks += [("n-gpus-zero", "ttft", (m, h100, bf, 10, 0)), ("n-gpus-bool", "ttft", (m, h100, bf, 10, True)),
+               ("ttft-fp8-on-a100", "ttft", (m, specs.A100_SXM_80GB, DType.FP8, 10)),
+               ("ttft-int8", "ttft", (m, h100, DType.INT8, 10)),
+               ("crossover-fp8-on-a100", "prefill_crossover_tokens", (m, specs.A100_SXM_80GB, DType.FP8)),
+               ("crossover-int4", "prefill_crossover_tokens", (m, h100, DType.INT4))]
+    bad_models = [("heads-not-multiple", dataclasses.replace(m, n_kv_heads=3)),
+                  ("zero-kv-heads", dataclasses.replace(m, n_kv_heads=0)),
+                  ("top-k-above-experts", dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)),
+                  ("dense-layers-above-layers", dataclasses.replace(MOE, first_dense_layers=25))]
+    for name, bad in bad_models:
+        checks += [(f"ttft-{name}", "ttft", (bad, h100, bf, 10)),
+                   (f"crossover-{name}", "prefill_crossover_tokens", (bad, h100, bf))]
+    for name, fn, args in checks:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -1,7 +1,7 @@
 """Hidden cases for ridge-point: the four tabled GPUs in every dtype they support, seeded made-up
 GPUs, a GPU whose numbers are powers of two so the ridge lands exactly on an integer batch (the
-boundary counts as compute-bound), intensities on both sides of and at the ridge, and the
-ValueError cases."""
+boundary counts as compute-bound), intensities on both sides of and at the ridge; then the
+input checks (each ValueError of the statement)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 import torch
 
 from inferprep import specs
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.specs import DType
 
 RTOL = 1e-9
@@ -95,12 +95,20 @@ def grade(g: Grading) -> None:
         fast_mem = dataclasses.replace(BINARY, name="fast-memory", hbm_bytes_per_s=float(2**52))
         _exact(g.call("compute_bound_batch", fast_mem, DType.INT4, DType.BF16),
                ref.compute_bound_batch(fast_mem, DType.INT4, DType.BF16), "compute_bound_batch")
-    with g.case("rejects-bad-inputs"):
-        for bad in (0, -3, 2.0, True):
-            g.raises("ValueError", "decode_gemm_intensity", bad, DType.BF16)
-        for bad in (-1.0, math.nan, math.inf):
-            g.raises("ValueError", "roofline", specs.H100_SXM, DType.BF16, bad)
-        g.raises("ValueError", "ridge_point", specs.A100_SXM_80GB, DType.FP8)
-        g.raises("ValueError", "ridge_point", specs.H100_SXM, DType.INT8)
-        g.raises("ValueError", "compute_bound_batch", specs.A100_SXM_80GB, DType.FP8, DType.FP8)
-        g.raises("ValueError", "compute_bound_batch", specs.H100_SXM, DType.INT4, DType.INT4)
+    # Input checks last.
+    h100, a100, bf = specs.H100_SXM, specs.A100_SXM_80GB, DType.BF16
+    checks = [(f"intensity-batch-{name}", "decode_gemm_intensity", (bad, bf))
+              for name, bad in (("zero", 0), ("negative", -3), ("float", 2.0), ("bool", True))]
+    checks += [(f"roofline-intensity-{name}", "roofline", (h100, bf, bad))
+               for name, bad in (("negative", -1.0), ("nan", math.nan), ("infinite", math.inf))]
+    checks += [("ridge-fp8-on-a100", "ridge_point", (a100, DType.FP8)),
+               ("ridge-int8", "ridge_point", (h100, DType.INT8)),
+               ("ridge-fp32", "ridge_point", (h100, DType.FP32)),
+               ("roofline-fp8-on-a100", "roofline", (a100, DType.FP8, 10.0)),
+               ("roofline-int4", "roofline", (h100, DType.INT4, 10.0)),
+               ("batch-fp8-on-a100", "compute_bound_batch", (a100, DType.FP8, DType.FP8)),
+               ("batch-int4-math", "compute_bound_batch", (h100, DType.INT4, DType.INT4)),
+               ("batch-int8-math", "compute_bound_batch", (h100, DType.INT8, DType.INT8))]
+    for name, fn, args in checks:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -4,7 +4,8 @@ Cases: (a, c) from roofline terms on the four table GPUs and a made-up one, BF16
 on an A100 must raise); least-squares fits on exact, noisy, repeated and two-point data; the knee
 and the fraction batch on seeded random (a, c) kept away from integer ties; the KV cap with
 contexts that are and are not multiples of the block, and pools smaller than one sequence; the
-report with both bindings; every ValueError of the statement.
+report with both bindings. Input checks (run last): every ValueError the statement promises,
+NaN/infinity and bools included.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
 RTOL = 1e-9
@@ -49,6 +50,7 @@ def _far_from_integer(a: float, c: float, f: float) -> bool:
 
 def grade(g: Grading) -> None:
     ref = g.reference()
+    checks: list[tuple[str, str, tuple]] = []   # (case name, function, args): input checks, run last
 
     # 1. coefficients from roofline terms
     coeff_cases = [
@@ -66,9 +68,15 @@ def grade(g: Grading) -> None:
     for name, args in [("fp8-on-a100", (1e9, 1, 1, 1e9, A100_SXM_80GB, DType.FP8, 0.0)),
                        ("zero-c", (1e9, 0, 0, 0.0, H100_SXM, DType.BF16, 0.0)),
                        ("negative-overhead", (1e9, 1, 1, 1e9, H100_SXM, DType.BF16, -1e-3)),
+                       ("negative-weight-bytes", (-1e9, 1, 1, 1e9, H100_SXM, DType.BF16, 0.0)),
+                       ("nan-weight-bytes", (math.nan, 1, 1, 1e9, H100_SXM, DType.BF16, 0.0)),
+                       ("infinite-flops", (1e9, 1, 1, math.inf, H100_SXM, DType.BF16, 0.0)),
+                       ("float-context", (1e9, 1, 16.0, 1e9, H100_SXM, DType.BF16, 0.0)),
+                       ("bool-context", (1e9, 1, True, 1e9, H100_SXM, DType.BF16, 0.0)),
+                       ("gpu-name-string", (1e9, 1, 1, 1e9, "H100 SXM", DType.BF16, 0.0)),
+                       ("dtype-string", (1e9, 1, 1, 1e9, H100_SXM, "bf16", 0.0)),
                        ("int4-math", (1e9, 1, 1, 1e9, H100_SXM, DType.INT4, 0.0))]:
-        with g.case(f"coefficients-rejects-{name}"):
-            g.raises("ValueError", "step_time_coefficients", *args)
+        checks.append((f"coefficients-rejects-{name}", "step_time_coefficients", args))
 
     # 2. least-squares fits
     gen = g.rng(7)
@@ -85,9 +93,9 @@ def grade(g: Grading) -> None:
             _pair(g.call("fit_step_time", bs, ts), ref.fit_step_time(bs, ts))
     for name, args in [("one-batch-size", ([8, 8, 8], [0.01, 0.011, 0.012])), ("length-mismatch", ([1, 2], [0.01])),
                        ("zero-batch", ([0, 2], [0.01, 0.02])), ("negative-time", ([1, 2], [0.01, -0.02])),
-                       ("nan-time", ([1, 2], [0.01, math.nan]))]:
-        with g.case(f"fit-rejects-{name}"):
-            g.raises("ValueError", "fit_step_time", *args)
+                       ("nan-time", ([1, 2], [0.01, math.nan])), ("infinite-time", ([1, 2], [0.01, math.inf])),
+                       ("float-batch", ([1, 2.5], [0.01, 0.02])), ("bool-batch", ([True, 2], [0.01, 0.02]))]:
+        checks.append((f"fit-rejects-{name}", "fit_step_time", args))
 
     # 3-4. knee and fraction batch
     ac = [(0.005, 0.0002), (0.00498, 0.0001776), (0.0, 0.001), (0.031, 2.3e-6), (0.5, 0.25)]
@@ -107,10 +115,12 @@ def grade(g: Grading) -> None:
             with g.case(f"batch-for-fraction-{i}-f{f}"):
                 expect_equal(g.call("batch_for_fraction", a, c, f), ref.batch_for_fraction(a, c, f))
     for name, fn, args in [("knee-zero-c", "knee_batch", (0.005, 0.0)), ("knee-negative-a", "knee_batch", (-1.0, 1e-4)),
+                           ("knee-nan-a", "knee_batch", (math.nan, 1e-4)), ("knee-infinite-c", "knee_batch", (0.005, math.inf)),
                            ("fraction-one", "batch_for_fraction", (0.005, 1e-4, 1.0)),
-                           ("fraction-zero", "batch_for_fraction", (0.005, 1e-4, 0.0))]:
-        with g.case(f"rejects-{name}"):
-            g.raises("ValueError", fn, *args)
+                           ("fraction-zero", "batch_for_fraction", (0.005, 1e-4, 0.0)),
+                           ("fraction-nan", "batch_for_fraction", (0.005, 1e-4, math.nan)),
+                           ("fraction-negative-c", "batch_for_fraction", (0.005, -1e-4, 0.9))]:
+        checks.append((f"rejects-{name}", fn, args))
 
     # 5. the KV cap
     kv_cases = [(53_000_000_000, 131072, 4096, 16), (10**9, 131072, 1000, 16), (10**9, 131072, 1008, 16),
@@ -121,9 +131,9 @@ def grade(g: Grading) -> None:
         with g.case(f"max-batch-kv-ctx{ctx}-block{bs}-pool{pool}"):
             expect_equal(g.call("max_batch_kv", pool, kv, ctx, bs), ref.max_batch_kv(pool, kv, ctx, bs))
     for name, args in [("zero-context", (10**9, 1, 0, 16)), ("zero-block", (10**9, 1, 16, 0)),
-                       ("negative-pool", (-1, 1, 16, 16)), ("float-pool", (1e9, 1, 16, 16))]:
-        with g.case(f"max-batch-kv-rejects-{name}"):
-            g.raises("ValueError", "max_batch_kv", *args)
+                       ("zero-kv-bytes", (10**9, 0, 16, 16)), ("negative-pool", (-1, 1, 16, 16)),
+                       ("float-pool", (1e9, 1, 16, 16)), ("bool-block", (10**9, 1, 16, True))]:
+        checks.append((f"max-batch-kv-rejects-{name}", "max_batch_kv", args))
 
     # 6. the report
     for name, args in [("kv-binds", (0.00498, 0.0001776, 98, 0.9)), ("compute-binds", (0.00498, 0.0001776, 400, 0.9)),
@@ -131,5 +141,12 @@ def grade(g: Grading) -> None:
                        ("one-below", (0.005, 0.0002, 141, 0.85)), ("batch-1", (0.0, 0.001, 1, 0.5))]:
         with g.case(f"report-{name}"):
             _report(g.call("throughput_report", *args), ref.throughput_report(*args))
-    with g.case("report-rejects-zero-batch"):
-        g.raises("ValueError", "throughput_report", 0.005, 0.0002, 0, 0.9)
+    for name, args in [("zero-batch", (0.005, 0.0002, 0, 0.9)), ("float-batch", (0.005, 0.0002, 98.0, 0.9)),
+                       ("bool-batch", (0.005, 0.0002, True, 0.9)), ("fraction-one", (0.005, 0.0002, 98, 1.0)),
+                       ("zero-c", (0.005, 0.0, 98, 0.9)), ("nan-a", (math.nan, 0.0002, 98, 0.9))]:
+        checks.append((f"report-rejects-{name}", "throughput_report", args))
+
+    # Input checks last: a submission that dies on one must not take core cases with it.
+    for name, fn, args in checks:
+        with g.case(name, group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

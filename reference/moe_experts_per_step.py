@@ -37,6 +37,19 @@ def expected_distinct_experts(num_experts: int, top_k: int, batch: int) -> float
     return num_experts * (1.0 - miss ** batch)
 
 
+def expected_distinct_from_probs(probs) -> float:
+    """Expected distinct experts for independent tokens with any routing distribution.
+
+    ``probs: (B, E)``, row b the probability that token b picks each expert (a row sums to k).
+    Linearity of expectation: sum over experts of 1 - prod over tokens of (1 - p[b, e]). Only
+    these per-token marginals matter, not how a token's k picks are correlated with each other
+    (group-limited routing changes the correlation, not necessarily the marginals). Not an
+    entrypoint: the editorial's figures on non-uniform routing use it.
+    """
+    p = torch.as_tensor(probs, dtype=torch.float64)
+    return float((1.0 - (1.0 - p).prod(dim=0)).sum())
+
+
 def distinct_experts(topk_ids: torch.Tensor, num_experts: int) -> int:
     """Distinct experts in one routing decision ``topk_ids: (B, k)`` (integer expert ids)."""
     _check_int("num_experts", num_experts, 1)

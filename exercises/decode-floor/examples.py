@@ -1,6 +1,6 @@
 """Public cases for decode-floor (literal expected values)."""
 
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import H100_SXM, LLAMA_3_1_8B, MIXTRAL_8X7B, DType
 
 BF16 = DType.BF16
@@ -23,5 +23,5 @@ def grade(g: Grading) -> None:
         expect_close(r["bandwidth_gap_ms"], 1.7611381683582081, name="bandwidth_gap_ms", rtol=1e-9)
         expect_close(r["step_ms"], 9.305690841791044, name="step_ms", rtol=1e-9)
         expect_equal(r["largest_gap"], "kv", name="largest_gap")
-    with g.case("rejects-moe"):
+    with g.case("rejects-moe", group=INPUT_CHECKS):
         g.raises("ValueError", "decode_floor", MIXTRAL_8X7B, H100_SXM, [1], BF16, BF16)

@@ -17,7 +17,7 @@ def decode_floor(model: ModelConfig, gpu: GPU, context_lens: list[int], weight_d
     Returns ``{"weight_bytes": float, "kv_bytes": float, "floor_ms": float}``.
 
     Raises:
-        ValueError: empty ``context_lens``, a length not an int >= 1, an MoE model, an
+        ValueError: ``context_lens`` not a non-empty list or tuple, a length not an int >= 1, an MoE model, an
             inconsistent model (see the statement).
     """
     raise NotImplementedError

@@ -1,6 +1,6 @@
 """Public cases for flops-per-token (literal expected values)."""
 
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import LLAMA_3_1_8B, ModelConfig
 
 TOY = ModelConfig(name="toy", n_layers=2, hidden_size=64, n_heads=4, n_kv_heads=2, head_dim=16,
@@ -27,5 +27,5 @@ def grade(g: Grading) -> None:
         f = g.call("flops_per_token", TOY, 10)
         expect_close(f["total"], 165_376, name="total", rtol=1e-9)
         expect_equal(g.call("attention_crossover_context", TOY), 313)
-    with g.case("rejects-context-0"):
+    with g.case("rejects-context-0", group=INPUT_CHECKS):
         g.raises("ValueError", "flops_per_token", TOY, 0)

@@ -18,7 +18,8 @@ def layer_op_times(model: ModelConfig, gpu: GPU, dtype: DType, batch: int, conte
 
     Raises:
         ValueError: ``batch``/``context_len`` not an int >= 1; ``launch_us`` negative or not
-            finite; an MoE or MLA model; ``dtype`` without a dense peak on ``gpu``.
+            finite; an MoE model or an MLA model (with or without experts); a model size < 1 or
+            ``n_heads`` not a multiple of ``n_kv_heads``; ``dtype`` without a dense peak on ``gpu``.
     """
     raise NotImplementedError
 

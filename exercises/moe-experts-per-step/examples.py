@@ -1,6 +1,6 @@
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 
 
 def grade(g: Grading) -> None:
@@ -18,5 +18,5 @@ def grade(g: Grading) -> None:
         expect_close(got, 2.0 * (1_600_000_000 + 32 * 5.46875 * 176_160_768), rtol=1e-9)
     with g.case("half-the-experts"):
         expect_equal(g.call("batch_for_expert_fraction", 256, 8, 0.5), 22)
-    with g.case("rejects-top-k-above-experts"):
+    with g.case("rejects-top-k-above-experts", group=INPUT_CHECKS):
         g.raises("ValueError", "expected_distinct_experts", 4, 5, 1)

@@ -1,4 +1,4 @@
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import H100_SXM, DType
 
 
@@ -18,5 +18,5 @@ def grade(g: Grading) -> None:
         expect_equal(r["warps_needed"], 30)
         expect_equal(r["regime"], "latency_bound")
         expect_equal(r["helps"], True)
-    with g.case("rejects-too-many-threads"):
+    with g.case("rejects-too-many-threads", group=INPUT_CHECKS):
         g.raises("ValueError", "occupancy", H100_SXM, 2048, 32, 0)

@@ -1,6 +1,6 @@
 """Public cases for prefill-decode-crossover (literal expected values)."""
 
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import A100_SXM_80GB, H100_SXM, LLAMA_3_1_8B, DType
 
 
@@ -17,5 +17,5 @@ def grade(g: Grading) -> None:
         t = g.call("ttft", LLAMA_3_1_8B, H100_SXM, DType.BF16, 1)
         expect_close(t["ttft_ms"], 4.480432219701493, name="ttft_ms", rtol=1e-9)
         expect_equal(t["bound"], "memory", name="bound")
-    with g.case("a100-has-no-fp8"):
+    with g.case("a100-has-no-fp8", group=INPUT_CHECKS):
         g.raises("ValueError", "prefill_crossover_tokens", LLAMA_3_1_8B, A100_SXM_80GB, DType.FP8)

@@ -1,6 +1,6 @@
 """Public cases for ridge-point (literal expected values)."""
 
-from inferprep.grading import Grading, expect_close, expect_equal
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal
 from inferprep.specs import A100_SXM_80GB, H100_SXM, DType
 
 
@@ -17,5 +17,5 @@ def grade(g: Grading) -> None:
     with g.case("h100-compute-bound-batches"):
         expect_equal(g.call("compute_bound_batch", H100_SXM, DType.BF16, DType.BF16), 296)
         expect_equal(g.call("compute_bound_batch", H100_SXM, DType.INT4, DType.BF16), 74)
-    with g.case("a100-has-no-fp8"):
+    with g.case("a100-has-no-fp8", group=INPUT_CHECKS):
         g.raises("ValueError", "ridge_point", A100_SXM_80GB, DType.FP8)

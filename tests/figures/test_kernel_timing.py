@@ -39,6 +39,9 @@ def test_mistakes_table():
     assert us(run(wrong("flush_once"))["median"]) == 60.5
     assert us(run(wrong("flush_inside_interval"))["median"]) == 160.9
     assert set(us(t) for t in run(wrong("one_interval_average"))["times"]) == {169.4}
+    idle = run(wrong("sync_before_start_event"))      # the GPU waits for each 5 us launch
+    assert us(idle["median"]) == 105.9 and SimulatedDevice().launch_s == 5e-6
+    assert round(100 * (idle["median"] / run(R)["median"] - 1)) == 5
     d = SimulatedDevice(seed=11)            # a host clock read right after the launch returns
     for _ in range(3):
         d.kernel()

@@ -85,3 +85,38 @@ def test_compute_saving_and_ratio():
 
 def test_statement_examples():
     assert ref.distinct_experts(torch.tensor([[0, 2], [2, 1], [0, 2]]), 4) == 3
+
+
+def _group_limited(gen: torch.Generator, batch: int) -> torch.Tensor:
+    """DeepSeek-V3-style group-limited top-8: 8 groups of 32, a group scored by its two best
+    experts, the 4 best groups kept, then the top 8 experts among them (random scores)."""
+    scores = torch.rand(batch, E, generator=gen)
+    group_scores = scores.view(batch, 8, 32).topk(2, dim=-1).values.sum(-1)
+    keep = torch.zeros(batch, 8, dtype=torch.bool)
+    keep.scatter_(1, group_scores.topk(4, dim=-1).indices, True)
+    scores = scores.masked_fill(~keep.repeat_interleave(32, dim=1), -1.0)
+    return scores.topk(K, dim=1).indices
+
+
+def test_group_limited_routing_keeps_the_uniform_count():
+    assert 4 / 8 * 8 / 128 == K / E                       # each expert's probability is unchanged
+    gen = torch.Generator().manual_seed(1)
+    counts = [ref.distinct_experts(_group_limited(gen, 8), E) for _ in range(20_000)]
+    assert abs(sum(counts) / len(counts) - ref.expected_distinct_experts(E, K, 8)) < 0.1
+
+
+def test_non_uniform_routing_moves_the_count_both_ways():
+    uniform = [[K / E] * E]
+    # marginals alone: the uniform rows give the closed form
+    assert abs(ref.expected_distinct_from_probs(uniform * 8) - ref.expected_distinct_experts(E, K, 8)) < 1e-9
+    popular = [[3 / 64] * 128 + [1 / 64] * 128]
+    assert sum(popular[0]) == K
+    assert round(ref.expected_distinct_from_probs(popular * 8), 1) == 56.0
+    assert round(ref.expected_distinct_from_probs(popular * 32), 1) == 151.1
+    halves = [[1 / 16] * 128 + [0.0] * 128, [0.0] * 128 + [1 / 16] * 128]
+    assert round(ref.expected_distinct_from_probs(halves * 4), 1) == 58.2
+    assert round(ref.expected_distinct_from_probs(halves * 16), 1) == 164.8
+    assert round(ref.expected_distinct_experts(E, K, 32), 1) == 163.3
+    assert min(8 * K, E) == 64
+    disjoint = [[1.0 if K * b <= e < K * (b + 1) else 0.0 for e in range(E)] for b in range(8)]
+    assert ref.expected_distinct_from_probs(disjoint) == 64.0

@@ -72,6 +72,30 @@ def test_fraction_rule():
     assert ref.batch_for_fraction(a, c, 0.99) == __import__("math").ceil(99 * a / c)   # 99 knees
 
 
+def test_knee_is_steady_by_coincidence():
+    """The knee a/c = (W + o*B) / (K + (F/P)*B): only the weight and KV reads scale with bandwidth."""
+    P = H100_SXM.dense_flops(DType.BF16)
+    assert P == H200_SXM.dense_flops(DType.BF16)
+    h100, h200 = story(H100_SXM), story(H200_SXM)
+    assert round(h100[4]["knee_batch"], 2) == 28.04 and round(h200[4]["knee_batch"], 2) == 28.07
+    assert round(FLOPS / P * 1e6, 1) == 17.3
+    assert round(CTX * KV / 1e6) == 537
+    assert [round(100 * 0.5e-3 / s[0]) for s in (h100, h200)] == [10, 14]           # overhead share of a
+    assert [round(100 * FLOPS / P / s[1]) for s in (h100, h200)] == [10, 13]        # compute share of c
+    assert round(2 * PARAMS / (CTX * KV), 2) == 27.96                               # W / K
+    assert round(0.5e-3 / (2 * PARAMS) * 1e14, 2) == 3.33
+    assert round(FLOPS / P / (CTX * KV) * 1e14, 2) == 3.23
+    for o, knees in ((0.0, (25.2, 24.2)), (2e-3, (36.5, 39.7))):
+        got = tuple(round(ref.knee_batch(*ref.step_time_coefficients(2 * PARAMS, KV, CTX, FLOPS, gpu, DType.BF16, o)), 1)
+                    for gpu in (H100_SXM, H200_SXM))
+        assert got == knees
+    # and the identity: with o/W = (F/P)/K the knee is W/K at any bandwidth
+    o = FLOPS / P / (CTX * KV) * 2 * PARAMS
+    for gpu in (H100_SXM, H200_SXM):
+        a, c = ref.step_time_coefficients(2 * PARAMS, KV, CTX, FLOPS, gpu, DType.BF16, o)
+        assert abs(a / c - 2 * PARAMS / (CTX * KV)) < 1e-9
+
+
 EDITORIAL = ROOT / "exercises" / "throughput-knee" / "editorial.md"
 
 

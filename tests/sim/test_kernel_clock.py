@@ -9,17 +9,29 @@ def quiet(**kw):
     return SimulatedDevice(jitter=0.0, outlier_rate=0.0, **kw)
 
 
-def test_events_measure_device_time_and_need_a_sync():
+def test_events_need_a_sync_and_an_idle_stream_times_the_launch_too():
     d = quiet(startup_launches=0)
+    a = d.record()                           # idle stream: stamped at once (t = 0)
+    d.kernel()                               # reaches the stream when the launch returns (5 us)
+    b = d.record()
+    with pytest.raises(RuntimeError):
+        d.elapsed(a, b)                      # the host is 5 us in, the kernel ends at 105 us
+    d.synchronize()
+    assert d.elapsed(a, b) == pytest.approx(105e-6)     # kernel + its launch latency
+    assert d.kernels()[0].duration == pytest.approx(100e-6)
+    with pytest.raises(ValueError):
+        d.elapsed(0, 7)
+
+
+def test_synchronizing_between_flush_and_start_event_times_the_launch():
+    d = quiet(startup_launches=0)
+    d.flush()
+    d.synchronize()                          # the queue drains: the host is no longer ahead
     a = d.record()
     d.kernel()
     b = d.record()
-    with pytest.raises(RuntimeError):
-        d.elapsed(a, b)                      # the host is 5 us in, the kernel ends at 100 us
     d.synchronize()
-    assert d.elapsed(a, b) == pytest.approx(100e-6)
-    with pytest.raises(ValueError):
-        d.elapsed(0, 7)
+    assert d.elapsed(a, b) == pytest.approx(105e-6)
 
 
 def test_warm_cache_startup_and_flush():
@@ -34,9 +46,10 @@ def test_warm_cache_startup_and_flush():
     assert ks[2].duration == pytest.approx(100e-6) and ks[2].cold
 
 
-def test_busy_stream_still_times_the_kernel_alone():
+def test_busy_stream_times_the_kernel_alone():
     d = quiet(startup_launches=0)
-    d.flush()                                # still running when the start event is queued
+    d.flush()                                # still running when the start event is queued:
+                                             # the kernel is queued before the GPU reaches it
     a = d.record()
     d.kernel()
     b = d.record()

@@ -11,13 +11,19 @@ plus two callables, ``kernel()`` (launch the work once) and ``flush()`` (launch 
 buffer larger than the L2 cache so the next kernel starts cold).
 
 - ``CudaEventTimer``: CUDA events (``torch.cuda.Event(enable_timing=True)``) on the current
-  stream; ``elapsed`` is ``start.elapsed_time(end) / 1e3``. Events are timestamped by the GPU
-  in stream order, so the host's launch overhead is not in the interval.
+  stream; ``elapsed`` is ``start.elapsed_time(end) / 1e3``. The GPU timestamps an event when
+  it reaches it in stream order. The interval excludes the host's launch overhead only while
+  the host is ahead of the GPU: if the stream is idle when the start event is reached, the GPU
+  stamps it at once and then waits for the kernel's launch, and that wait is in the interval.
+  Work queued before the start event (the L2 flush, as in Triton's ``do_bench``) keeps the
+  host ahead.
 - ``CpuTimer``: the host's monotonic clock (``time.perf_counter``); CPU work is synchronous, so
   ``synchronize`` does nothing.
 - ``SimulatedDevice``: a deterministic model of an asynchronous device, what the grader hosts.
   Host time advances only by launch overhead and by ``synchronize``; the stream runs work in
-  order; each flush takes its own (seeded) time around ``flush_s``; a kernel launched right
+  order, and a launch reaches the stream only once its host-side launch call has returned
+  (``launch_s`` after it began), so on an idle stream a kernel starts ``launch_s`` after the
+  host called it; each flush takes its own (seeded) time around ``flush_s``; a kernel launched right
   after itself (no flush between) finds its data in L2 and runs faster; the first launches pay a one-off start-up cost (JIT compilation, autotuning, lazy
   initialisation); a few launches are slowed by interference (outliers). Every launch is
   logged (``log``) with its true duration, so a grader can compare what a timing loop reports
@@ -106,7 +112,8 @@ class SimulatedDevice:
         flush_s: a flush's mean duration.
         flush_jitter: relative standard deviation of a flush's duration (each flush draws its
             own, seeded: a flush is not a constant that can be measured once and subtracted).
-        launch_s: host time one launch (kernel or flush) costs.
+        launch_s: host time one launch (kernel or flush) costs; the work reaches the stream
+            when the launch call returns.
         seed: seed of the noise.
     """
 
@@ -130,9 +137,9 @@ class SimulatedDevice:
     _flushes: int = 0
 
     def _enqueue(self, duration: float) -> float:
-        start = max(self.stream, self.host)
+        self.host += self.launch_s             # the launch call returns: the work is queued now
+        start = max(self.stream, self.host)    # an idle stream starts it; a busy one queues it
         self.stream = start + duration
-        self.host += self.launch_s
         return start
 
     def _duration(self, i: int) -> float:

@@ -1,4 +1,4 @@
-"""Wrong: accepts a bool context length (True is an int subclass), which the statement rejects."""
+"""WRONG (input checks): accepts a bool context length (True is an int subclass), which the statement rejects."""
 import math
 
 def _isint(x):

@@ -1,4 +1,4 @@
-"""Wrong: never checks gpu.sfu_ops_per_s > 0, so a GPU without SFU throughput divides by zero (ZeroDivisionError) instead of raising the promised ValueError."""
+"""WRONG (input checks): never checks gpu.sfu_ops_per_s > 0, so a GPU without SFU throughput divides by zero (ZeroDivisionError) instead of raising the promised ValueError."""
 import math
 from inferprep.specs import GPU, DType
 

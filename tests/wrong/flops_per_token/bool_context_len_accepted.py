@@ -1,4 +1,4 @@
-"""Wrong: accepts context_len=True (bool is an int subclass), which the statement rejects."""
+"""WRONG (input checks): accepts context_len=True (bool is an int subclass), which the statement rejects."""
 from inferprep.specs import ModelConfig
 
 def _isint(x):

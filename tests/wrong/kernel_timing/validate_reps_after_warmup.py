@@ -1,4 +1,4 @@
-"""WRONG: checks `reps` only after the warm-up launches, so an invalid `reps` raises ValueError
+"""WRONG (input checks): checks `reps` only after the warm-up launches, so an invalid `reps` raises ValueError
 after the kernel already ran (the statement says: before launching anything)."""
 
 from __future__ import annotations

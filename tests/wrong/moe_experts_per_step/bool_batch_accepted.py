@@ -1,4 +1,4 @@
-"""Wrong: accepts batch=True (bool is an int subclass), which the statement rejects."""
+"""WRONG (input checks): accepts batch=True (bool is an int subclass), which the statement rejects."""
 import math
 import torch
 

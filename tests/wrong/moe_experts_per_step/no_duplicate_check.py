@@ -1,4 +1,4 @@
-"""WRONG: distinct_experts accepts a row that picks the same expert twice (top-k choices are distinct)."""
+"""WRONG (input checks): distinct_experts accepts a row that picks the same expert twice (top-k choices are distinct)."""
 
 from __future__ import annotations
 
