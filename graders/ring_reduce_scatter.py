@@ -270,6 +270,12 @@ def _cost_model(g: Grading) -> None:
                          rtol=1e-9, atol=1e-6, name="crossover_bytes")
     with g.case("crossover p=8, alpha=5 us, 100 GB/s"):
         expect_close(g.call("crossover_bytes", 8, 5e-6, 100e9), 16e6, rtol=1e-9, name="crossover_bytes")
+    with g.case("boundaries: alpha = 0 and n = 0 are valid"):
+        ref = g.reference()
+        for fn, args in (("ring_allreduce_time", (1e6, 8, 0.0, 1e9)), ("tree_allreduce_time", (1e6, 8, 0.0, 1e9)),
+                         ("ring_allreduce_time", (0.0, 8, 1e-6, 1e9)), ("tree_allreduce_time", (0, 8, 1e-6, 1e9)),
+                         ("crossover_bytes", (8, 0.0, 1e9))):
+            expect_close(g.call(fn, *args), getattr(ref, fn)(*args), rtol=1e-9, atol=0.0, name=f"{fn}{args}")
     with g.case("one rank exchanges nothing: both models give 0 s at p=1"):
         for fn in ("ring_allreduce_time", "tree_allreduce_time"):
             expect_close(g.call(fn, 1e9, 1, 5e-6, 100e9), 0.0, rtol=0.0, atol=0.0, name=f"{fn}(1e9, p=1)")
