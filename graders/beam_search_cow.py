@@ -8,13 +8,18 @@ order: no illegal pool operation (recorded by the simulator even if the submissi
 error), the same beams and scores as the non-paged search, every block freed on return, peak
 blocks no more than the reference's, no token run through the model more often than the
 reference does.
+
+Input checks (run last): each bad argument must raise ValueError before any call to the pool or
+the model, as the statement says. Checked through ``g.calls`` (every proxy call of the case): a
+solution that left the token range to ``model.forward``'s own ValueError and freed its prompt
+blocks in a ``finally`` once passed, because only leftover blocks were counted.
 """
 
 from __future__ import annotations
 
 import random
 
-from inferprep.grading import Grading, GraderError, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, GraderError, expect_close, fail
 from inferprep.sim.paged_kv import BlockPool, ToyLM
 
 D_MODEL = 16
@@ -200,9 +205,13 @@ def grade(g: Grading) -> None:
            ("rejects-empty-prompt", [], 2, 4), ("rejects-token-equal-to-vocab-size", [1, 8, 3], 2, 4),
            ("rejects-negative-token", [1, -1, 3], 2, 4)]
     for name, prompt, width, steps in bad:
-        with g.case(name):
+        with g.case(name, group=INPUT_CHECKS):
             pool, model = Setup(_SEED % 1000, 8, 4, prompt, width, steps).build(64)
             g.raises("ValueError", "paged_beam_search", *_host(g, pool, model), prompt, width, steps)
+            if g.calls:
+                made = ", ".join(c.method for c in g.calls[:4]) + (", ..." if len(g.calls) > 4 else "")
+                fail(f"raised ValueError, but only after {len(g.calls)} call(s) to the pool or the model "
+                     f"({made}): check the arguments before any pool or model call")
             if pool.num_used:
                 fail(f"raised ValueError but left {pool.num_used} block(s) allocated: check the "
                      "arguments before touching the pool")

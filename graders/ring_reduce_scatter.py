@@ -1,13 +1,23 @@
 """Hidden grader of ring-reduce-scatter.
 
-Collectives run SPMD (``g.call_spmd``), one hosted ``RankComm`` per rank over one
-``inferprep.sim.ring.RingNetwork`` per case. Checked in this process: the result of every rank
-(exact for integers, 1e-5 of the summed magnitudes for floats), then every message the ring
-carried: p - 1 steps per phase, each message exactly the chunk the ring algorithm sends at that
-step (size, dtype and contents), so a submission that computes the answer through shared memory
-and sends dummies fails too. A barrier timeout is reported as a deadlock, naming the stuck ranks;
-after one deadlock the remaining collective cases are not run (each would wait for the timeout).
-The cost-model functions are compared with the reference on seeded random parameters.
+Core cases, in order:
+
+- Collectives run SPMD (``g.call_spmd``), one hosted ``RankComm`` per rank over one
+  ``inferprep.sim.ring.RingNetwork`` per case. Checked in this process: the result of every rank
+  (exact for integers, 1e-5 of the summed magnitudes for floats), then every message the ring
+  carried: p - 1 steps per phase, each message exactly the chunk the ring algorithm sends at that
+  step (size, dtype and contents). A barrier timeout is reported as a deadlock, naming the stuck
+  ranks; after one deadlock the remaining collective cases are not run (each would wait for the
+  timeout).
+- Ranks run alone (``SoloRank``): each rank of a ring is called on its own, in an order drawn
+  from the salt, on inputs no earlier call carried, while the grader plays its partners. The SPMD
+  ranks are threads of one process, and a solver's ranks once pooled their inputs in a
+  module-level dict and sent the ring's exact messages computed from all of them: every message
+  check passed. Alone, a rank has only its input and what ``send_recv`` returns, so only the ring
+  algorithm passes (``tests/wrong/ring_reduce_scatter/shared_memory_bypass.py``).
+- The cost-model functions, compared with the reference on seeded random parameters.
+
+Input checks (every ValueError the statement promises) run last.
 """
 
 from __future__ import annotations
@@ -16,8 +26,9 @@ import random
 
 import torch
 
-from inferprep.grading import Grading, SubmissionRaised, expect_close, expect_tensor, fail
-from inferprep.sim.ring import RingNetwork, all_gather_messages, reduce_scatter_messages
+from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, expect_close, expect_tensor, fail
+from inferprep.sim.ring import (RingNetwork, SoloRank, all_gather_messages, all_reduce_messages,
+                                reduce_scatter_messages)
 
 TIMEOUT_S = 2.0
 RTOL = 1e-5
@@ -113,35 +124,91 @@ def _all_reduce(g, state, case, seed, p, n, dtype):
     total, tol = _sum(xs)
     for r in range(p):
         _expect_value(out[r], total.to(dtype) if not dtype.is_floating_point else total, tol, dtype, f"rank {r}")
-    rs, rs_tol = reduce_scatter_messages(xs, RTOL)
-    reduced = [c.to(dtype) for c in torch.tensor_split(total, p)]
-    ag = all_gather_messages(reduced)
-    tol_chunks = torch.tensor_split(tol, p) if dtype.is_floating_point else None
-    ag_tol = [[tol_chunks[(r - s) % p] for s in range(p - 1)] for r in range(p)] if tol_chunks else None
-    expected = [rs[r] + ag[r] for r in range(p)]
-    tols = [rs_tol[r] + ag_tol[r] for r in range(p)] if ag_tol else None
-    _check_messages(net, expected, tols)
+    _check_messages(net, *all_reduce_messages(xs, RTOL))
 
 
-def _collectives(g: Grading) -> None:
-    state = _State()
+def _collectives(g: Grading, state: _State) -> None:
     i64, i32, f32, f64 = torch.int64, torch.int32, torch.float32, torch.float64
     rs_cases = [(1, 5, i64), (2, 7, i64), (3, 10, i64), (4, 10, i64), (4, 3, i64), (5, 0, i64),
                 (8, 37, f32), (4, 1000, f32), (3, 11, i32), (6, 6, f64), (7, 100, i64)]
     for k, (p, n, dt) in enumerate(rs_cases):
-        case = f"reduce-scatter p={p} N={n} {str(dt).replace('torch.', '')}"
+        case = f"reduce-scatter p={p} N={n} {_dt(dt)}"
         with g.case(case):
             _reduce_scatter(g, state, case, 10 + k, p, n, dt)
     ag_cases = [(1, 4, i64), (2, 5, i64), (3, 10, f32), (4, 2, i64), (5, 13, f64), (8, 8, i32)]
     for k, (p, n, dt) in enumerate(ag_cases):
-        case = f"all-gather p={p} N={n} {str(dt).replace('torch.', '')}"
+        case = f"all-gather p={p} N={n} {_dt(dt)}"
         with g.case(case):
             _all_gather(g, state, case, 40 + k, p, n, dt)
     ar_cases = [(1, 3, f32), (2, 1, i64), (3, 10, i64), (4, 10, f32), (5, 3, i64), (8, 13, i64), (6, 257, f32)]
     for k, (p, n, dt) in enumerate(ar_cases):
-        case = f"all-reduce p={p} N={n} {str(dt).replace('torch.', '')}"
+        case = f"all-reduce p={p} N={n} {_dt(dt)}"
         with g.case(case):
             _all_reduce(g, state, case, 70 + k, p, n, dt)
+
+
+def _dt(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+# -- one rank at a time -------------------------------------------------------------------------
+def _solo(g: Grading, fn: str, p: int, xs: list[torch.Tensor], extra: tuple,
+          expected_out: list[torch.Tensor], out_tol, sent, sent_tol, incoming) -> None:
+    """Run each rank alone, in an order drawn from the salt; the grader plays its partners
+    (``incoming[r]`` is what rank r - 1 of a correct ring sends rank r, step by step). No
+    barrier here, so an earlier deadlock does not stop these cases."""
+    order = list(range(p))
+    random.Random(f"ring-reduce-scatter:solo:{g.salt}:{fn}:{p}:{xs[0].numel()}").shuffle(order)
+    for r in order:
+        solo = SoloRank(p, r, incoming[r])
+        comm = g.host(solo, ["send_recv"], {"rank": r, "world_size": p})
+        try:
+            out = g.call(fn, xs[r], comm, *extra)
+        except SubmissionRaised as e:
+            if solo.extra_steps:
+                fail(f"rank {r}, run alone: called send_recv {len(solo.messages)} times; the ring has "
+                     f"{len(incoming[r])} step(s) (its partners never answer an extra step)")
+            raise
+        if solo.extra_steps:            # the submission swallowed the TimeoutError
+            fail(f"rank {r}, run alone: called send_recv {len(solo.messages)} times; the ring has "
+                 f"{len(incoming[r])} step(s)")
+        where = f"rank {r} (run alone, its partners played by the grader)"
+        _expect_value(out, expected_out[r], out_tol[r], xs[r].dtype, where)
+        problems = solo.check_messages(sent[r], None if sent_tol is None else sent_tol[r])
+        if problems:
+            fail(f"{where}: " + "; ".join(problems[:3]))
+
+
+def _solo_cases(g: Grading) -> None:
+    i64, f32, f64 = torch.int64, torch.float32, torch.float64
+    for k, (p, n, dt) in enumerate([(4, 10, i64), (5, 13, f32), (3, 2, i64)]):
+        with g.case(f"reduce-scatter p={p} N={n} {_dt(dt)}, each rank alone"):
+            xs = _inputs(g, 200 + k, p, n, dt)
+            total, tol = _sum(xs)
+            sent, sent_tol = reduce_scatter_messages(xs, RTOL)
+            out = list(torch.tensor_split(total, p))
+            out_tol = list(torch.tensor_split(tol, p)) if dt.is_floating_point else [tol] * p
+            _solo(g, "ring_reduce_scatter", p, xs, (), out, out_tol, sent,
+                  sent_tol if dt.is_floating_point else None, [sent[(r - 1) % p] for r in range(p)])
+    for k, (p, n, dt) in enumerate([(4, 10, i64), (3, 7, f64)]):
+        with g.case(f"all-gather p={p} N={n} {_dt(dt)}, each rank alone"):
+            x = _inputs(g, 220 + k, 1, n, dt)[0]
+            chunks = [c.clone() for c in torch.tensor_split(x, p)]
+            sent = all_gather_messages(chunks)
+            zero = torch.zeros(())
+            _solo(g, "ring_all_gather", p, chunks, (n,), [x] * p, [zero] * p, sent, None,
+                  [sent[(r - 1) % p] for r in range(p)])
+    for k, (p, n, dt) in enumerate([(4, 10, i64), (6, 23, f32)]):
+        with g.case(f"all-reduce p={p} N={n} {_dt(dt)}, each rank alone"):
+            xs = _inputs(g, 240 + k, p, n, dt)
+            total, tol = _sum(xs)
+            sent, sent_tol = all_reduce_messages(xs, RTOL)
+            _solo(g, "ring_all_reduce", p, xs, (), [total] * p, [tol] * p, sent, sent_tol,
+                  [sent[(r - 1) % p] for r in range(p)])
+
+
+def _collective_input_checks(g: Grading, state: _State) -> None:
+    i64, f32 = torch.int64, torch.float32
     p, n = 3, 10                                    # tensor_split sizes 4, 3, 3
     chunks = [torch.zeros(k, dtype=i64) for k in (4, 3, 3)]
     bad = [("all-gather raises ValueError on a chunk of the wrong size", "ring_all_gather",
@@ -152,14 +219,19 @@ def _collectives(g: Grading) -> None:
             [(torch.zeros(1 if r == 0 else 0, dtype=i64), True) for r in range(p)]),
            ("all-gather raises ValueError on a 2-D chunk", "ring_all_gather",
             [(chunks[r][None], n) for r in range(p)]),
+           # n = 3 over 3 ranks: a 0-D chunk made 1-D would be exactly the right size
+           ("all-gather raises ValueError on a 0-D chunk", "ring_all_gather",
+            [(torch.tensor(r + 1, dtype=i64), 3) for r in range(p)]),
            ("reduce-scatter raises ValueError on a 2-D x", "ring_reduce_scatter",
             [(torch.ones(2, 5, dtype=i64),)] * p),
+           ("reduce-scatter raises ValueError on a 0-D x", "ring_reduce_scatter",
+            [(torch.tensor(2, dtype=i64),)] * p),
            ("all-reduce raises ValueError on a 0-D x", "ring_all_reduce",
             [(torch.tensor(1.0),)] * p),
            ("all-reduce raises ValueError on a 2-D x", "ring_all_reduce",
             [(torch.ones(5, 2, dtype=f32),)] * p)]
     for case, fn, args in bad:
-        with g.case(case):
+        with g.case(case, group=INPUT_CHECKS):
             _expect_value_error(g, state, fn, p, args)
 
 
@@ -198,25 +270,43 @@ def _cost_model(g: Grading) -> None:
                          rtol=1e-9, atol=1e-6, name="crossover_bytes")
     with g.case("crossover p=8, alpha=5 us, 100 GB/s"):
         expect_close(g.call("crossover_bytes", 8, 5e-6, 100e9), 16e6, rtol=1e-9, name="crossover_bytes")
-    bad = [("ring_allreduce_time", "p = 0", (1e6, 0, 1e-6, 1e9)),
-           ("ring_allreduce_time", "n < 0", (-1.0, 4, 1e-6, 1e9)),
-           ("tree_allreduce_time", "alpha < 0", (1e6, 4, -1e-6, 1e9)),
-           ("tree_allreduce_time", "bw = 0", (1e6, 4, 1e-6, 0.0)),
-           ("crossover_bytes", "p = 0", (0, 1e-6, 1e9)),
-           ("crossover_bytes", "p = 2.5", (2.5, 1e-6, 1e9)),
-           ("crossover_bytes", "bw = NaN", (8, 1e-6, float("nan"))),
-           ("crossover_bytes", "p = 8.0 (a float)", (8.0, 1e-6, 1e9)),
-           ("ring_allreduce_time", "p = 8.0 (a float)", (1e6, 8.0, 1e-6, 1e9)),
-           ("tree_allreduce_time", "p = True (a bool)", (1e6, True, 1e-6, 1e9)),
-           ("crossover_bytes", "p = True (a bool)", (True, 1e-6, 1e9)),
-           ("crossover_bytes", "alpha = inf", (8, float("inf"), 1e9)),
-           ("ring_allreduce_time", "bw = inf", (1e6, 8, 1e-6, float("inf"))),
-           ("tree_allreduce_time", "n = inf", (float("inf"), 8, 1e-6, 1e9))]
-    for fn, why, args in bad:
-        with g.case(f"{fn} raises ValueError: {why}"):
-            g.raises("ValueError", fn, *args)
+    with g.case("boundaries: alpha = 0 and n = 0 are valid"):
+        ref = g.reference()
+        for fn, args in (("ring_allreduce_time", (1e6, 8, 0.0, 1e9)), ("tree_allreduce_time", (1e6, 8, 0.0, 1e9)),
+                         ("ring_allreduce_time", (0.0, 8, 1e-6, 1e9)), ("tree_allreduce_time", (0, 8, 1e-6, 1e9)),
+                         ("crossover_bytes", (8, 0.0, 1e9))):
+            expect_close(g.call(fn, *args), getattr(ref, fn)(*args), rtol=1e-9, atol=0.0, name=f"{fn}{args}")
+    with g.case("one rank exchanges nothing: both models give 0 s at p=1"):
+        for fn in ("ring_allreduce_time", "tree_allreduce_time"):
+            expect_close(g.call(fn, 1e9, 1, 5e-6, 100e9), 0.0, rtol=0.0, atol=0.0, name=f"{fn}(1e9, p=1)")
+
+
+# (what is wrong, p, n, alpha, bw): every function that takes the argument must raise ValueError
+_BAD_COST = [("p = 0", 0, 1e6, 1e-6, 1e9), ("p = -2", -2, 1e6, 1e-6, 1e9),
+             ("p = 8.0 (a float)", 8.0, 1e6, 1e-6, 1e9), ("p = 2.5", 2.5, 1e6, 1e-6, 1e9),
+             ("p = True (a bool)", True, 1e6, 1e-6, 1e9),
+             ("n < 0", 4, -1.0, 1e-6, 1e9), ("n = NaN", 4, float("nan"), 1e-6, 1e9),
+             ("n = inf", 8, float("inf"), 1e-6, 1e9),
+             ("alpha < 0", 8, 1e6, -1e-6, 1e9), ("alpha = NaN", 8, 1e6, float("nan"), 1e9),
+             ("alpha = inf", 8, 1e6, float("inf"), 1e9),
+             ("bw = 0", 4, 1e6, 1e-6, 0.0), ("bw < 0", 4, 1e6, 1e-6, -1e9),
+             ("bw = NaN", 8, 1e6, 1e-6, float("nan")), ("bw = inf", 8, 1e6, 1e-6, float("inf")),
+             ("bw = -inf", 8, 1e6, 1e-6, float("-inf"))]
+
+
+def _cost_input_checks(g: Grading) -> None:
+    for why, p, n, alpha, bw in _BAD_COST:
+        with g.case(f"cost model raises ValueError: {why}", group=INPUT_CHECKS):
+            g.raises("ValueError", "ring_allreduce_time", n, p, alpha, bw)
+            g.raises("ValueError", "tree_allreduce_time", n, p, alpha, bw)
+            if not why.startswith("n "):
+                g.raises("ValueError", "crossover_bytes", p, alpha, bw)
 
 
 def grade(g: Grading) -> None:
-    _collectives(g)
+    state = _State()
+    _collectives(g, state)
+    _solo_cases(g)
     _cost_model(g)
+    _collective_input_checks(g, state)
+    _cost_input_checks(g)

@@ -8,13 +8,15 @@ running requests (requests holding blocks), no stale KV read, the same batch as 
 call was accepted (no tampering), the run finished within 3x the reference's steps + 50, every
 request's tokens equal unbatched greedy decoding and end with one finished event, no block is
 left allocated, and the per-step events equal the reference's.
+
+Input checks (the ValueErrors of ``Scheduler`` and ``add_request``) run last, in their own group.
 """
 
 from __future__ import annotations
 
 import random
 
-from inferprep.grading import Grading, SubmissionRaised, fail
+from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, fail
 from inferprep.sim.engine import KVBlockPool, ToyModel
 
 VOCAB = 64
@@ -246,9 +248,15 @@ def grade(g: Grading) -> None:
         with g.case(f"random-{seed}-blocks{c['num_blocks']}x{c['block_size']}-budget{c['max_num_batched_tokens']}"):
             check_run(g, c, random_workload(seed, n, c["num_blocks"], c["block_size"], mp, mn, spread), seed)
 
+    base = cfg(4, 4, 16, 2)
+    with g.case("no-requests"):
+        check_run(g, base, [], seed=0)
+    with g.case("accepts-kv-exactly-the-pool"):
+        check_run(g, base, [(0, "fits", prompt(31, 13), 4)], seed=31)  # 16 tokens = 4 blocks
+
+    # Input checks last: a child that dies in one stops every later case.
     pool = KVBlockPool(4, 4)
     h = host(g, pool, ToyModel(pool, VOCAB, 0))
-    base = cfg(4, 4, 16, 2)
     bad_requests = {
         "rejects-kv-one-token-over-the-pool": [(0, "big", prompt(30, 14), 4)],  # 17 tokens > 16
         "rejects-empty-prompt": [(0, "e", [], 3)],
@@ -258,12 +266,8 @@ def grade(g: Grading) -> None:
         "rejects-id-reused-after-it-finished": [(0, "d", [1], 1), (4, "d", [2], 1)],
     }
     for name, reqs in bad_requests.items():
-        with g.case(name):
+        with g.case(name, group=INPUT_CHECKS):
             g.raises("ValueError", "run_engine", base, reqs, h, 50)
-    with g.case("rejects-bad-config"):
+    with g.case("rejects-bad-config", group=INPUT_CHECKS):
         for args in ((0, 4, 16, 2), (4, 0, 16, 2), (4, 4, 0, 2), (4, 4, 16, 0)):
             g.raises("ValueError", "Scheduler", *args)
-    with g.case("no-requests"):
-        check_run(g, base, [], seed=0)
-    with g.case("accepts-kv-exactly-the-pool"):
-        check_run(g, base, [(0, "fits", prompt(31, 13), 4)], seed=31)  # 16 tokens = 4 blocks

@@ -137,3 +137,12 @@ def blocks_after_first_decode(prompt_len: int, beam_width: int, block_size: int,
     if shared:
         return prompt_len // block_size + beam_width
     return beam_width * cdiv(prompt_len + 1, block_size)
+
+
+def blocks_held(seq_len: int, beam_width: int, block_size: int, common_prefix: int) -> int:
+    """Blocks ``beam_width`` beams hold when each has KV for ``seq_len`` positions and their
+    histories (prompt included) agree on the first ``common_prefix`` positions: the full blocks of
+    the common part once, then each beam's own blocks from there on (a partial block where they
+    part is copied per beam). ``common_prefix = 0``: nothing shared, every beam owns its cache."""
+    shared = min(common_prefix, seq_len) // block_size
+    return shared + beam_width * (cdiv(seq_len, block_size) - shared)

@@ -1,9 +1,10 @@
 """Reference: ring reduce-scatter, all-gather and all-reduce over a lock-step ring, and the
 alpha-beta cost model that decides between a ring and a tree.
 
-Indexing follows NCCL's ring (``src/device/reduce_scatter.h``, ``all_gather.h``): in reduce-scatter
-step s, rank r sends chunk (r - s - 1) mod p and adds what arrives into chunk (r - s - 2) mod p, so
-after p - 1 steps chunk r is complete on rank r; all-gather then forwards chunk (r - s) mod p.
+Indexing follows NCCL's ring all-reduce (``src/device/all_reduce.h``, ``runRing``: step s sends
+chunk ``modRanks(ring->index + nranks - 1 - s)``): in reduce-scatter step s, rank r sends chunk
+(r - s - 1) mod p and adds what arrives into chunk (r - s - 2) mod p, so after p - 1 steps chunk r
+is complete on rank r; all-gather then forwards chunk (r - s) mod p.
 """
 
 from __future__ import annotations
@@ -73,8 +74,10 @@ def ring_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
 
 def tree_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
     """Seconds for a (pipelined) tree all-reduce: reduce up and broadcast down a binary tree of
-    depth log2(p), each rank moving the whole buffer twice."""
+    depth log2(p), each rank moving the whole buffer twice. One rank has nothing to exchange: 0."""
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return 2 * math.log2(p) * alpha + 2 * n / bw
 
 
@@ -83,3 +86,23 @@ def crossover_bytes(p: int, alpha: float, bw: float) -> float:
     n = p * bw * alpha * (p - 1 - log2 p) (0 for p = 1 and p = 2, where the ring never loses)."""
     _check(p, alpha, bw)
     return p * bw * alpha * (p - 1 - math.log2(p))
+
+
+# -- what benchmarks report (not an entrypoint: the editorial's figures) ---------------------------
+BUS_FACTOR = {"all_reduce": lambda p: 2 * (p - 1) / p, "reduce_scatter": lambda p: (p - 1) / p,
+              "all_gather": lambda p: (p - 1) / p}
+"""nccl-tests (``doc/PERFORMANCE.md``): bus bandwidth = algorithm bandwidth (size / time) times
+this factor, so that a ring's bus bandwidth is its link bandwidth whatever p is."""
+
+
+def bus_bandwidth(collective: str, n: float, seconds: float, p: int) -> float:
+    """Bytes/s: (n / seconds) * BUS_FACTOR[collective](p); n is the full buffer (all-reduce's
+    vector, reduce-scatter's input, all-gather's output)."""
+    return n / seconds * BUS_FACTOR[collective](p)
+
+
+def reduce_scatter_time(n: float, p: int, alpha: float, bw: float) -> float:
+    """Seconds for one ring phase (reduce-scatter or all-gather) of an n-byte buffer: p - 1 steps
+    of n/p bytes. Half of ``ring_allreduce_time``."""
+    _check(p, alpha, bw, n)
+    return (p - 1) * alpha + (p - 1) / p * n / bw

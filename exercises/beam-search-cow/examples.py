@@ -1,6 +1,6 @@
 """Public examples of beam-search-cow (the statement's worked example and two more)."""
 
-from inferprep.grading import Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 from inferprep.sim.paged_kv import BlockPool, ToyLM
 
 
@@ -43,8 +43,11 @@ def grade(g: Grading) -> None:
                      ([1, 5, 5], -2.1079444885253906), ([2, 2, 5], -2.359294891357422)],
                pool, model, peak=5, tokens=12)
 
-    with g.case("rejects-beam-width-0"):
+    with g.case("rejects-beam-width-0", group=INPUT_CHECKS):
         pool, model, h = _setup(g, 7, 8, 4)
         g.raises("ValueError", "paged_beam_search", *h, [1, 2, 3], 0, 4)
+        if g.calls:
+            fail(f"raised, but only after {len(g.calls)} call(s) to the pool or the model: check the "
+                 "arguments first")
         if pool.num_used:
             fail("raised, but left blocks allocated")

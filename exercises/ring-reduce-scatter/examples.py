@@ -1,10 +1,11 @@
 """Public cases of ring-reduce-scatter: the statement's example (p = 4, N = 10), an empty chunk
-(N < p), all-gather, all-reduce, and the cost model's crossover."""
+(N < p), all-gather, all-reduce, one rank run alone with its partners played by the grader, and
+the cost model's crossover."""
 
 import torch
 
-from inferprep.grading import Grading, expect_close, expect_equal, expect_tensor
-from inferprep.sim.ring import RingNetwork
+from inferprep.grading import Grading, expect_close, expect_equal, expect_tensor, fail
+from inferprep.sim.ring import RingNetwork, SoloRank
 
 
 def _ring(g: Grading, p: int):
@@ -43,7 +44,20 @@ def grade(g: Grading) -> None:
             expect_tensor(out[r], torch.full((10,), 6), name=f"rank {r}")
         expect_equal([net.steps(r) for r in range(3)], [4, 4, 4], name="steps per rank")
 
+    with g.case("reduce-scatter p=3 N=5, rank 1 alone: the grader plays ranks 0 and 2"):
+        # rank k holds (k + 1) * ones(5); chunks of sizes 2, 2, 1. Rank 0 sends rank 1 its own
+        # chunk 2 in step 0 and chunk 1 of x_2 + x_0 in step 1.
+        solo = SoloRank(3, 1, [torch.tensor([1]), torch.tensor([4, 4])])
+        comm = g.host(solo, ["send_recv"], {"rank": 1, "world_size": 3})
+        out = g.call("ring_reduce_scatter", torch.full((5,), 2), comm)
+        expect_tensor(out, torch.tensor([6, 6]), name="rank 1")
+        problems = solo.check_messages([torch.tensor([2, 2]), torch.tensor([3])])
+        if problems:
+            fail("; ".join(problems))
+
     with g.case("cost model: p=8, alpha=5 us, 100 GB/s"):
         expect_close(g.call("ring_allreduce_time", 1e9, 8, 5e-6, 100e9), 0.01757, rtol=1e-9)
         expect_close(g.call("tree_allreduce_time", 1e9, 8, 5e-6, 100e9), 0.02003, rtol=1e-9)
         expect_close(g.call("crossover_bytes", 8, 5e-6, 100e9), 16e6, rtol=1e-9)
+        expect_close(g.call("tree_allreduce_time", 1e9, 1, 5e-6, 100e9), 0.0, rtol=0.0, atol=0.0,
+                     name="tree_allreduce_time with one rank")

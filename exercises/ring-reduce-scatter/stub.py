@@ -1,10 +1,11 @@
 """ring-reduce-scatter: SPMD collectives over a lock-step ring, and the alpha-beta cost model.
 
-Every collective runs once per rank, concurrently (SPMD). ``comm`` has ``comm.rank``,
-``comm.world_size`` (p) and ``comm.send_recv(t) -> tensor``: one ring step, sending a copy of the
-1-D tensor t to rank (rank + 1) % p and returning what rank (rank - 1) % p sent in the same step.
-Chunks are ``torch.tensor_split(x, p)``. See the statement (`inferprep show ring-reduce-scatter`)
-for the exact rules.
+Every collective runs once per rank (SPMD). ``comm`` has ``comm.rank``, ``comm.world_size`` (p)
+and ``comm.send_recv(t) -> tensor``: one ring step, sending a copy of the 1-D tensor t to rank
+(rank + 1) % p and returning what rank (rank - 1) % p sent in the same step. The grader runs the
+ranks together (one thread each) and also one at a time, playing the other ranks itself: a rank
+may use only its own input and what send_recv returns. Chunks are ``torch.tensor_split(x, p)``.
+See the statement (`inferprep show ring-reduce-scatter`) for the exact rules.
 """
 
 import torch
@@ -21,7 +22,7 @@ def ring_reduce_scatter(x: torch.Tensor, comm) -> torch.Tensor:
         (len(chunk r),) the sum over all ranks of chunk r (r = comm.rank), dtype of x.
 
     Raises:
-        ValueError: x is not a 1-D tensor.
+        ValueError: x is not a 1-D tensor (0-D and 2-D raise).
     """
     raise NotImplementedError
 
@@ -38,8 +39,8 @@ def ring_all_gather(chunk: torch.Tensor, comm, n: int) -> torch.Tensor:
         (N,) the concatenation of every rank's chunk, in rank order.
 
     Raises:
-        ValueError: chunk not 1-D; n not a Python int >= 0 (bool and 10.0 raise); len(chunk)
-            differs from the size of chunk r of torch.tensor_split over length n.
+        ValueError: chunk not 1-D (0-D and 2-D raise); n not a Python int >= 0 (bool and 10.0
+            raise); len(chunk) differs from the size of chunk r of torch.tensor_split over length n.
     """
     raise NotImplementedError
 
@@ -48,7 +49,7 @@ def ring_all_reduce(x: torch.Tensor, comm) -> torch.Tensor:
     """All-reduce (sum): reduce-scatter, then all-gather (2(p - 1) steps). Returns (N,).
 
     Raises:
-        ValueError: x is not a 1-D tensor.
+        ValueError: x is not a 1-D tensor (0-D and 2-D raise).
     """
     raise NotImplementedError
 
@@ -64,7 +65,8 @@ def ring_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
 
 
 def tree_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
-    """Seconds: 2*log2(p)*alpha + 2*n/bw. Same units and errors as ring_allreduce_time."""
+    """Seconds: 2*log2(p)*alpha + 2*n/bw for p >= 2; 0.0 for p = 1 (one rank exchanges nothing).
+    Same units and errors as ring_allreduce_time."""
     raise NotImplementedError
 
 

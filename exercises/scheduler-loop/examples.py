@@ -1,7 +1,7 @@
 """Public cases for scheduler-loop: two small workloads with their full expected schedules, and
 one ValueError. Run them with ``inferprep grade scheduler-loop your_file.py --public``."""
 
-from inferprep.grading import Grading, SubmissionRaised, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, expect_equal, fail
 from inferprep.sim.engine import KVBlockPool, ToyModel
 
 VOCAB = 64
@@ -60,7 +60,7 @@ def grade(g: Grading) -> None:
                events=[[("D", 32, False)], [("D", 51, False)], [("D", 51, False)],
                        [("D", 32, False), ("P", 41, False)], [("D", 34, False), ("P", 15, True)],
                        [("D", 32, True)]])
-    with g.case("rejects-request-larger-than-the-pool"):
+    with g.case("rejects-request-larger-than-the-pool", group=INPUT_CHECKS):
         pool = KVBlockPool(2, 4)
         g.raises("ValueError", "run_engine",
                  {"num_blocks": 2, "block_size": 4, "max_num_batched_tokens": 8, "max_num_seqs": 2},

@@ -17,6 +17,7 @@ reprefill = load_module(ROOT / "tests" / "wrong" / "beam_search_cow" / "reprefil
 
 PROMPT, BEAMS, BLOCK = 1000, 4, 16
 MIB = 1 << 20
+EDITORIAL = (ROOT / "exercises" / "beam-search-cow" / "editorial.md").read_text()
 
 
 def run(module, prompt, beam_width, max_new_tokens, *, vocab=32, block_size=BLOCK, seed=0):
@@ -71,3 +72,34 @@ def test_worked_example():
     assert pool.peak_used == 6 and model.num_tokens_processed == 15 == 6 + 3 * 3
     _, pool, _ = run(ref, [1, 2, 3, 4, 5, 6], 3, 2, vocab=8, block_size=4, seed=7)
     assert pool.peak_used == 4                          # after step 1: A, B and two copies of B
+
+
+def test_the_questions_600_and_156_mib():
+    """The question's pair: four beams, 1,000-token prompt + 200 generated (1,200 positions), Llama
+    3.1 8B bf16, 16-token blocks; shared: the beams agree on all but their last block."""
+    m = specs.LLAMA_3_1_8B
+    per_block = ref.kv_bytes_per_token(m.n_layers, m.n_kv_heads, m.head_dim,
+                                       specs.DType.BF16.bytes_per_element) * BLOCK
+    seq = PROMPT + 200
+    assert math.ceil(seq / BLOCK) == 75
+    private = ref.blocks_held(seq, BEAMS, BLOCK, common_prefix=0)
+    shared = ref.blocks_held(seq, BEAMS, BLOCK, common_prefix=seq - 1)
+    assert (private, shared) == (300, 78) == (4 * 75, 74 + 4)
+    assert private * per_block / MIB == 600 and shared * per_block / MIB == 156
+    assert ref.blocks_held(seq, BEAMS, BLOCK, common_prefix=74 * BLOCK) == 78   # parted in block 75
+    assert ref.blocks_held(seq, BEAMS, BLOCK, common_prefix=74 * BLOCK - 1) == 73 + 4 * 2
+    assert round(private / shared, 2) == 3.85
+    parted_after_prompt = ref.blocks_held(seq, BEAMS, BLOCK, common_prefix=PROMPT)
+    assert parted_after_prompt == 62 + 4 * 13 == 114 and parted_after_prompt * per_block / MIB == 228
+    for fig in ("**600 MiB**", "**156 MiB**", "| 300 | **600** |", "| 78 | **156** |", "3.85x", "3.82x",
+                "62 + 4 x 13 = 114 blocks (228 MiB)", "| 252 | 504 |", "| 66 | 132 |", "**200 tokens**"):
+        assert fig in EDITORIAL
+
+
+def test_blocks_held_matches_the_first_decode_helper_and_the_simulator(question_run):
+    (_, pool, _), _ = question_run
+    assert ref.blocks_held(PROMPT + 1, BEAMS, BLOCK, common_prefix=PROMPT) == 66 == pool.peak_used
+    assert ref.blocks_held(PROMPT + 1, BEAMS, BLOCK, common_prefix=0) == 252
+    for L, w, b in [(1000, 4, 16), (16, 3, 4), (7, 5, 1), (33, 2, 8)]:
+        assert ref.blocks_held(L + 1, w, b, common_prefix=L) == ref.blocks_after_first_decode(L, w, b, shared=True)
+        assert ref.blocks_held(L + 1, w, b, common_prefix=0) == ref.blocks_after_first_decode(L, w, b, shared=False)

@@ -8,10 +8,12 @@ import pytest
 import torch
 
 from inferprep.grading import load_module
-from inferprep.sim.ring import RingNetwork
+from inferprep.sim.ring import RingNetwork, SoloRank, reduce_scatter_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "ring_reduce_scatter.py", "_fig_ring_reference")
+EDITORIAL = (ROOT / "exercises" / "ring-reduce-scatter" / "editorial.md").read_text()
+STATEMENT = (ROOT / "exercises" / "ring-reduce-scatter" / "statement.md").read_text()
 
 
 def spmd(fn, xs):
@@ -66,3 +68,42 @@ def test_crossover_is_where_the_times_meet():
         assert ref.ring_allreduce_time(n, p, 2e-6, 50e9) == pytest.approx(ref.tree_allreduce_time(n, p, 2e-6, 50e9))
         assert ref.ring_allreduce_time(2 * n, p, 2e-6, 50e9) < ref.tree_allreduce_time(2 * n, p, 2e-6, 50e9)
         assert ref.ring_allreduce_time(n / 2, p, 2e-6, 50e9) > ref.tree_allreduce_time(n / 2, p, 2e-6, 50e9)
+
+
+def test_tree_model_is_zero_for_one_rank():
+    assert ref.tree_allreduce_time(1e9, 1, 5e-6, 100e9) == 0.0 == ref.ring_allreduce_time(1e9, 1, 5e-6, 100e9)
+    assert ref.crossover_bytes(1, 5e-6, 100e9) == 0.0
+
+
+def test_bus_bandwidth_figures():
+    t = ref.ring_allreduce_time(1e9, 8, 5e-6, 100e9)
+    assert round(1e9 / t / 1e9, 2) == 56.92
+    assert round(ref.bus_bandwidth("all_reduce", 1e9, t, 8) / 1e9, 2) == 99.60
+    t_rs = ref.reduce_scatter_time(1e9, 8, 5e-6, 100e9)
+    assert t_rs * 1e3 == pytest.approx(8.785) and t_rs == pytest.approx(t / 2)
+    assert round(1e9 / t_rs / 1e9, 2) == 113.83
+    assert round(ref.bus_bandwidth("reduce_scatter", 1e9, t_rs, 8) / 1e9, 2) == 99.60
+    t_small = ref.ring_allreduce_time(1e6, 8, 5e-6, 100e9)
+    assert t_small * 1e6 == pytest.approx(87.5) and ref.bus_bandwidth("all_reduce", 1e6, t_small, 8) == pytest.approx(20e9)
+    for fig in ("**56.92 GB/s**", "**99.60 GB/s**", "**113.83 GB/s**", "8.785 ms", "87.5 µs", "**20.0 GB/s**"):
+        assert fig in EDITORIAL
+    # with no latency the bus bandwidth of the ring is exactly the link bandwidth, for any p
+    for p in (2, 3, 8, 64):
+        assert ref.bus_bandwidth("all_reduce", 1e9, ref.ring_allreduce_time(1e9, p, 0.0, 100e9), p) == pytest.approx(100e9)
+        assert ref.bus_bandwidth("all_gather", 1e9, ref.reduce_scatter_time(1e9, p, 0.0, 100e9), p) == pytest.approx(100e9)
+
+
+def test_statement_keeps_the_toy_crossover_and_drops_the_nvlink_reading():
+    assert "16e6 bytes" in STATEMENT and "NVLink-class" not in STATEMENT
+    assert "RCCL #7711 / NCCL #1950" not in STATEMENT + EDITORIAL
+
+
+def test_solo_rank_of_the_public_example():
+    """examples.py's rank-1-alone case: what rank 0 sends, and what rank 1 must send and return."""
+    xs = [torch.full((5,), k + 1) for k in range(3)]
+    msgs, _ = reduce_scatter_messages(xs)
+    assert [m.tolist() for m in msgs[0]] == [[1], [4, 4]]
+    assert [m.tolist() for m in msgs[1]] == [[2, 2], [3]]
+    solo = SoloRank(3, 1, msgs[0])
+    assert ref.ring_reduce_scatter(xs[1], solo).tolist() == [6, 6]
+    assert solo.check_messages(msgs[1]) == []

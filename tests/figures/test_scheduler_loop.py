@@ -122,3 +122,52 @@ def test_editorial_invariant_running_then_waiting_is_arrival_order(seed):
         if i == len(reqs) and not sched.has_unfinished():
             break
     assert not sched.has_unfinished() and preemptions > 0   # the workload does exercise preemption
+
+
+def test_editorial_step_3_free_blocks():
+    """Step 3 of the walkthrough: 1 block free at admission (B's 2 came back, A took one), C needs 1,
+    B at the head needs 2, and 4 are free after A finishes."""
+    pool = KVBlockPool(EDITORIAL_CFG["num_blocks"], EDITORIAL_CFG["block_size"])
+    model = ToyModel(pool, 64, 0)
+    free_at_forward, free_after = [], []
+    forward = model.forward
+
+    def counting_forward(*args):
+        free_at_forward.append(pool.num_free_blocks())
+        return forward(*args)
+
+    model.forward = counting_forward
+    sched = REF.Scheduler(**EDITORIAL_CFG)
+    reqs, i = sorted(EDITORIAL_REQS, key=lambda r: r[0]), 0
+    for step in range(8):
+        while i < len(reqs) and reqs[i][0] <= step:
+            sched.add_request(*reqs[i][1:])
+            i += 1
+        if step == 3:
+            waiting_before = [r.request_id for r in sched.waiting]
+        sched.step(model)
+        free_after.append(pool.num_free_blocks())
+        if step == 3:
+            waiting = [(r.request_id, len(r.token_ids)) for r in sched.waiting]
+    assert waiting_before == ["C"] and [rid for rid, _ in waiting] == ["B", "C"]
+    assert model.records[3].request_ids == ["A"]       # nothing admitted: the forward's free count
+    assert free_at_forward[3] == 1 and free_after[3] == 4   # is the count at admission
+    need = {rid: -(-n // EDITORIAL_CFG["block_size"]) for rid, n in waiting}
+    assert need == {"B": 2, "C": 1}                     # B recomputes 5 + 2 tokens, C has 3
+    budget_left = EDITORIAL_CFG["max_num_batched_tokens"] - 1
+    assert waiting[0][1] == budget_left == 7   # B's whole recompute fits the budget
+    for fig in ("**1 block is free**", "**1 block**", "**2 blocks**", "**4 blocks are free**"):
+        assert fig in EDITORIAL
+    assert "3 blocks are now free" not in EDITORIAL
+
+
+def test_editorial_step_3_fcfs_alone_admits_nobody():
+    """Admitting in a step that preempted (the known-wrong variant) gives the same schedule here:
+    B at the head does not fit, and FCFS stops there."""
+    wrong = load_module(ROOT / "tests" / "wrong" / "scheduler_loop" / "admit_after_preemption.py",
+                        "_wrong_admit_after_preemption_figures")
+    records, _ = run(EDITORIAL_CFG, EDITORIAL_REQS)
+    pool = KVBlockPool(EDITORIAL_CFG["num_blocks"], EDITORIAL_CFG["block_size"])
+    model = ToyModel(pool, 64, 0)
+    wrong.run_engine(EDITORIAL_CFG, EDITORIAL_REQS, model, 1000)
+    assert [batch(r) for r in model.records] == [batch(r) for r in records]

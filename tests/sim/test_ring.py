@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from inferprep.grading import load_module
-from inferprep.sim.ring import RingNetwork, all_gather_messages, chunk_sizes, reduce_scatter_messages
+from inferprep.sim.ring import (RingNetwork, SoloRank, all_gather_messages, all_reduce_messages, chunk_sizes,
+                                reduce_scatter_messages)
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "ring_reduce_scatter.py", "_test_ring_reference")
@@ -131,3 +132,38 @@ def test_oversized_messages_are_refused():
     with pytest.raises(ValueError):
         net.comm(0).send_recv(torch.zeros(5))
     assert net.type_errors and net.steps(0) == 0
+
+
+def test_solo_rank_plays_the_partners_and_records_the_messages():
+    xs = [torch.arange(10) * (r + 1) for r in range(4)]
+    msgs, _ = reduce_scatter_messages(xs)
+    total = sum(xs[1:], xs[0].clone())
+    for r in range(4):
+        solo = SoloRank(4, r, msgs[(r - 1) % 4])
+        assert torch.equal(ref.ring_reduce_scatter(xs[r], solo), torch.tensor_split(total, 4)[r])
+        assert solo.check_messages(msgs[r]) == [] and solo.extra_steps == 0
+
+
+def test_solo_rank_all_reduce_messages():
+    xs = [torch.randn(13, generator=torch.Generator().manual_seed(r), dtype=torch.float64).float() for r in range(5)]
+    msgs, tols = all_reduce_messages(xs)
+    for r in range(5):
+        solo = SoloRank(5, r, msgs[(r - 1) % 5])
+        out = ref.ring_all_reduce(xs[r], solo)
+        assert out.shape == (13,) and solo.check_messages(msgs[r], tols[r]) == []
+
+
+def test_solo_rank_refuses_an_extra_step_and_names_wrong_messages():
+    solo = SoloRank(3, 0, [torch.tensor([1]), torch.tensor([2])])
+    solo.send_recv(torch.tensor([5]))
+    solo.send_recv(torch.tensor([6.0]))
+    with pytest.raises(TimeoutError):
+        solo.send_recv(torch.tensor([7]))
+    assert solo.extra_steps == 1
+    problems = solo.check_messages([torch.tensor([5]), torch.tensor([6])])
+    assert any("made 3 step(s); the ring needs 2" in p for p in problems)
+    assert any("step 1: sent dtype torch.float32" in p for p in problems)
+    with pytest.raises(TypeError):
+        solo.send_recv([1, 2])
+    with pytest.raises(ValueError):
+        SoloRank(1, 0, [])

@@ -13,10 +13,18 @@ carrying at that step (``reduce_scatter_messages``, ``all_gather_messages``). No
 for a wrong message: raising in one rank would desynchronize the others, so violations are
 checked after the SPMD call returns.
 
-The expected messages follow NCCL's ring (``src/device/reduce_scatter.h``, ``all_gather.h``):
-in reduce-scatter step s, rank r sends the partial sum of chunk (r - s - 1) mod p; in all-gather
-step s it forwards chunk (r - s) mod p. Chunks are ``torch.tensor_split(x, p)``: the first
-N mod p chunks have ceil(N / p) elements, the others floor(N / p) (possibly 0, still a message).
+``SoloRank`` runs one rank on its own: the grader plays the other p - 1 ranks, so ``send_recv``
+returns what the left neighbour of a correct ring sends in that step, computed in the grader from
+inputs the submission never sees. A rank can then only succeed by computing from its own input and
+what it receives, which is what ranks in separate processes would have to do; threads of one
+process could otherwise pool their inputs in a module-level dict and send the ring's messages
+without ever needing them.
+
+The expected messages follow NCCL's ring: in reduce-scatter step s, rank r sends the partial sum
+of chunk (r - s - 1) mod p (``src/device/all_reduce.h`` indexes it as ``modRanks(ring->index +
+nranks - 1 - s)``); in all-gather step s it forwards chunk (r - s) mod p. Chunks are
+``torch.tensor_split(x, p)``: the first N mod p chunks have ceil(N / p) elements, the others
+floor(N / p) (possibly 0, still a message).
 """
 
 from __future__ import annotations
@@ -26,8 +34,8 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Deadlock", "Message", "RankComm", "RingNetwork", "all_gather_messages", "chunk_sizes",
-           "reduce_scatter_messages"]
+__all__ = ["Deadlock", "Message", "RankComm", "RingNetwork", "SoloRank", "all_gather_messages",
+           "all_reduce_messages", "chunk_sizes", "reduce_scatter_messages"]
 
 
 @dataclass(frozen=True)
@@ -132,23 +140,30 @@ class RingNetwork:
         problems found, as sentences."""
         problems: list[str] = list(self.type_errors)
         for r in range(self.p):
-            got, want = self.messages[r], expected[r]
-            if len(got) != len(want):
-                problems.append(f"rank {r} made {len(got)} step(s); the ring needs {len(want)}")
-            for s, (m, w) in enumerate(zip(got, want)):
-                t = m.tensor
-                if t.dtype != w.dtype:
-                    problems.append(f"rank {r} step {s}: sent dtype {t.dtype}, the data is {w.dtype}")
-                elif t.numel() != w.numel() or t.dim() != 1:
-                    problems.append(f"rank {r} step {s}: sent a message of shape {tuple(t.shape)}; "
-                                    f"one chunk here has {w.numel()} element(s)")
-                else:
-                    diff = (t.to("cpu") != w) if atol is None or not w.is_floating_point() else \
-                        ((t.to("cpu", torch.float64) - w.to(torch.float64)).abs() > atol[r][s])
-                    if diff.any():
-                        problems.append(f"rank {r} step {s}: {int(diff.sum())} of {w.numel()} value(s) are not "
-                                        "the partial result the ring carries at this step")
+            problems += compare_messages(r, self.messages[r], expected[r], None if atol is None else atol[r])
         return problems
+
+
+def compare_messages(rank: int, got: list[Message], want: list[torch.Tensor],
+                     atol: list[torch.Tensor] | None = None) -> list[str]:
+    """One rank's messages against the expected ones (see ``RingNetwork.check_messages``)."""
+    problems: list[str] = []
+    if len(got) != len(want):
+        problems.append(f"rank {rank} made {len(got)} step(s); the ring needs {len(want)}")
+    for s, (m, w) in enumerate(zip(got, want)):
+        t = m.tensor
+        if t.dtype != w.dtype:
+            problems.append(f"rank {rank} step {s}: sent dtype {t.dtype}, the data is {w.dtype}")
+        elif t.numel() != w.numel() or t.dim() != 1:
+            problems.append(f"rank {rank} step {s}: sent a message of shape {tuple(t.shape)}; "
+                            f"one chunk here has {w.numel()} element(s)")
+        else:
+            diff = (t.to("cpu") != w) if atol is None or not w.is_floating_point() else \
+                ((t.to("cpu", torch.float64) - w.to(torch.float64)).abs() > atol[s])
+            if diff.any():
+                problems.append(f"rank {rank} step {s}: {int(diff.sum())} of {w.numel()} value(s) are not "
+                                "the partial result the ring carries at this step")
+    return problems
 
 
 class RankComm:
@@ -159,6 +174,44 @@ class RankComm:
 
     def send_recv(self, t):
         return self.net.send_recv(self.rank, t)
+
+
+class SoloRank:
+    """Rank ``rank`` of a ``world_size``-rank ring, run alone (host it like a ``RankComm``, with
+    attrs rank and world_size; ``concurrent`` is not needed). The other ranks are played by the
+    grader: step s of ``send_recv(t)`` records ``t`` and returns ``incoming[s]``, what rank
+    (rank - 1) % p of a correct ring sends in step s. A step past ``len(incoming)`` is one the
+    partners never answer: it is recorded in ``extra_steps`` and raises ``TimeoutError``, as a
+    deadlock would. The messages are checked afterwards with ``check_messages``."""
+
+    def __init__(self, world_size: int, rank: int, incoming: list[torch.Tensor],
+                 max_message_numel: int = 1 << 22):
+        if world_size < 2 or not 0 <= rank < world_size:
+            raise ValueError("a solo rank needs world_size >= 2 and 0 <= rank < world_size")
+        self.rank, self.world_size = rank, world_size
+        self.incoming = [t.detach().clone() for t in incoming]
+        self.max_message_numel = max_message_numel
+        self.messages: list[Message] = []
+        self.type_errors: list[str] = []
+        self.extra_steps = 0
+
+    def send_recv(self, t):
+        if not isinstance(t, torch.Tensor):
+            self.type_errors.append(f"rank {self.rank} sent a {type(t).__name__}, not a tensor")
+            raise TypeError(f"send_recv takes a torch.Tensor, got {type(t).__name__}")
+        if t.numel() > self.max_message_numel:
+            self.type_errors.append(f"rank {self.rank} sent {t.numel()} elements in one message")
+            raise ValueError(f"a message may hold at most {self.max_message_numel} elements")
+        step = len(self.messages)
+        self.messages.append(Message(step, t.detach().clone()))
+        if step >= len(self.incoming):
+            self.extra_steps += 1
+            raise TimeoutError(f"rank {self.rank} called send_recv for step {step}, but its partners "
+                               f"stopped after {len(self.incoming)} step(s): a deadlock")
+        return self.incoming[step].clone()
+
+    def check_messages(self, expected: list[torch.Tensor], atol: list[torch.Tensor] | None = None) -> list[str]:
+        return self.type_errors + compare_messages(self.rank, self.messages, expected, atol)
 
 
 # -- what a ring must carry -------------------------------------------------------------------------
@@ -195,3 +248,20 @@ def all_gather_messages(chunks: list[torch.Tensor]) -> list[list[torch.Tensor]]:
     rank r forwards chunk (r - s) mod p."""
     p = len(chunks)
     return [[chunks[(r - s) % p].to("cpu") for s in range(p - 1)] for r in range(p)]
+
+
+def all_reduce_messages(xs: list[torch.Tensor], rtol: float = 1e-5
+                        ) -> tuple[list[list[torch.Tensor]], list[list[torch.Tensor]] | None]:
+    """Expected messages of ring all-reduce (reduce-scatter, then all-gather of the reduced
+    chunks) over inputs ``xs[r]``, and the elementwise tolerances for floating data (None for
+    integers). The reduced chunks are the direct sum (in float64 for floats), cast to the dtype."""
+    p, dtype = len(xs), xs[0].dtype
+    rs, rs_tol = reduce_scatter_messages(xs, rtol)
+    xs64 = [x.to("cpu", torch.float64) if dtype.is_floating_point else x.to("cpu") for x in xs]
+    total = sum(xs64[1:], xs64[0].clone())
+    ag = all_gather_messages([c.to(dtype) for c in torch.tensor_split(total, p)])
+    if not dtype.is_floating_point:
+        return [rs[r] + ag[r] for r in range(p)], None
+    tol = torch.tensor_split(rtol * sum(x.abs() for x in xs64), p)
+    ag_tol = [[tol[(r - s) % p] for s in range(p - 1)] for r in range(p)]
+    return [rs[r] + ag[r] for r in range(p)], [rs_tol[r] + ag_tol[r] for r in range(p)]

@@ -1,5 +1,5 @@
-"""Known-wrong: all-gather trusts the chunk it is given: no ValueError for a chunk of the wrong size (the
-ranks then communicate and return a vector of the wrong length)."""
+"""WRONG (input checks): all-gather trusts the chunk it is given: no ValueError for a chunk of the
+wrong size (the ranks then communicate and return a vector of the wrong length)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,8 @@ def tree_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
     """Seconds for a (pipelined) tree all-reduce: reduce up and broadcast down a binary tree of
     depth log2(p), each rank moving the whole buffer twice."""
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return 2 * math.log2(p) * alpha + 2 * n / bw
 
 

@@ -1,5 +1,5 @@
-"""Known-wrong: flattens x with x.reshape(-1) instead of raising ValueError for a tensor that is not
-1-D (a 0-D or 2-D x is reduced as if it were the flat vector)."""
+"""WRONG (input checks): reduce-scatter and all-reduce flatten x with x.reshape(-1) instead of raising
+ValueError for a tensor that is not 1-D (a 0-D or 2-D x is reduced as if it were the flat vector)."""
 
 import math
 import torch
@@ -62,6 +62,8 @@ def ring_allreduce_time(n, p, alpha, bw):
 
 def tree_allreduce_time(n, p, alpha, bw):
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return float(2 * math.log2(p) * alpha + 2 * n / bw)
 
 

@@ -1,5 +1,7 @@
-"""Known-wrong: chunks of floor(N/p) elements with the tail never reduced (DOMAIN-NOTES I17: RCCL #7711): for
-N=10, p=3 element 9 keeps each rank's own value."""
+"""Known-wrong: chunks of floor(N/p) elements with the tail never reduced: for N=10, p=3 element 9 keeps
+each rank's own value. (The same floor-division slip, in a block split rather than ring chunks, dropped
+the tail of NCCL's single-rank oneRankReduce kernel: NCCL #1950, ported to RCCL as ROCm/rocm-systems
+#7711.)"""
 
 from __future__ import annotations
 
@@ -71,6 +73,8 @@ def tree_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
     """Seconds for a (pipelined) tree all-reduce: reduce up and broadcast down a binary tree of
     depth log2(p), each rank moving the whole buffer twice."""
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return 2 * math.log2(p) * alpha + 2 * n / bw
 
 

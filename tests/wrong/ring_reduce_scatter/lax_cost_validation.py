@@ -1,5 +1,6 @@
-"""Known-wrong: the cost model validates loosely: p is accepted when p == int(p) (8.0 and True pass),
-and only NaN is rejected, so an infinite alpha, bw or n is accepted instead of raising ValueError."""
+"""WRONG (input checks): the cost model validates loosely: p is accepted when p == int(p) (8.0 and
+True pass), and only NaN is rejected, so an infinite alpha, bw or n is accepted instead of raising
+ValueError."""
 
 import math
 import torch
@@ -65,6 +66,8 @@ def ring_allreduce_time(n, p, alpha, bw):
 
 def tree_allreduce_time(n, p, alpha, bw):
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return float(2 * math.log2(p) * alpha + 2 * n / bw)
 
 

@@ -1,5 +1,5 @@
-"""Known-wrong: ring_all_gather converts n with int(n) instead of requiring a Python int, so n = 10.0
-and n = True are accepted instead of raising ValueError."""
+"""WRONG (input checks): ring_all_gather converts n with int(n) instead of requiring a Python int, so
+n = 10.0 and n = True are accepted instead of raising ValueError."""
 
 import math
 import torch
@@ -65,6 +65,8 @@ def ring_allreduce_time(n, p, alpha, bw):
 
 def tree_allreduce_time(n, p, alpha, bw):
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return float(2 * math.log2(p) * alpha + 2 * n / bw)
 
 

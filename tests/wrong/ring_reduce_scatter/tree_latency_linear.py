@@ -70,6 +70,8 @@ def tree_allreduce_time(n: float, p: int, alpha: float, bw: float) -> float:
     """Seconds for a (pipelined) tree all-reduce: reduce up and broadcast down a binary tree of
     depth log2(p), each rank moving the whole buffer twice."""
     _check(p, alpha, bw, n)
+    if p == 1:
+        return 0.0
     return 2 * (p - 1) * alpha + 2 * n / bw
 
 

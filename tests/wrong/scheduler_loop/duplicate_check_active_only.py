@@ -1,5 +1,5 @@
-"""WRONG: rejects a duplicate request_id only while the first request is unfinished; the statement
-makes an id unique over the scheduler's life."""
+"""WRONG (input checks): rejects a duplicate request_id only while the first request is unfinished;
+the statement makes an id unique over the scheduler's life."""
 
 from collections import deque
 
