@@ -59,19 +59,19 @@ def test_check_exercise_fixture(fixture_content):
     rep = check_exercise("add-vectors")
     assert rep.ok, [(f.what, f.detail) for f in rep.findings]
     names = [f.what for f in rep.findings]
-    assert "stub fails" in names and "wrong variant subtract.py fails" in names
+    assert "stub fails" in names and "wrong variant subtract.py fails core" in names
 
 
 def test_check_exercise_catches_a_toothless_grader(fixture_content, tmp_path, monkeypatch):
     root = tmp_path / "content"
     shutil.copytree(FIXTURE_CONTENT, root)
     (root / "tests" / "wrong" / "add_vectors" / "correct_in_disguise.py").write_text(
-        "def add(x, y):\n    return y + x\n")
+        '"""WRONG: claims to be wrong but adds correctly."""\ndef add(x, y):\n    return y + x\n')
     monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
     rep = check_exercise("add-vectors")
     assert not rep.ok
     bad = [f for f in rep.findings if not f.ok]
-    assert [f.what for f in bad] == ["wrong variant correct_in_disguise.py fails"]
+    assert [f.what for f in bad] == ["wrong variant correct_in_disguise.py fails core"]
 
 
 SALT_GRADERS = FIXTURE_CONTENT.parent / "salt_graders"
