@@ -127,45 +127,6 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
     return report
 
 
-def _salt_finding(run, reference: Path, first: list) -> Finding:
-    """Grade the reference again with a harmless change to its text (same salt) and compare what
-    the grader sent; if they differ, a third run of the unchanged text tells which rule broke."""
-    code = reference.read_text(encoding="utf-8")
-    changed = WireRecorder()
-    run(reference, code=harmless_change(code), recorder=changed)
-    diff = first_difference(first, changed.finish())
-    if diff is None:
-        n_cases = sum(1 for kind, _ in first if kind == "case")
-        n_calls = sum(1 for kind, _ in first if kind not in ("case", "replies"))
-        return Finding(SALT_FINDING, True, f"{n_cases} cases and {n_calls} calls identical when the "
-                       "reference's text changes")
-    again = WireRecorder()
-    run(reference, recorder=again)
-    replay = first_difference(first, again.finish())
-    if replay is None:
-        return Finding(SALT_FINDING, False, "the grader derives what it sends from the submission's code "
-                       "(the same salt, a harmless change to the reference's text): " + diff
-                       + "; draw hidden data, case order and specimens' seeds from g.salt")
-    return Finding(SALT_FINDING, False, "the grader does not replay from its salt (the same salt and the "
-                   "same code twice): " + replay + "; draw every random choice from g.salt, not from "
-                   "os.urandom, secrets, time or an unseeded generator")
-
-
-def _summary(v: Verdict) -> str:
-    first_fail = next((c for c in v.cases if not c.passed), None)
-    s = f"{v.status.value} {v.passed}/{v.total} in {v.seconds:.1f}s"
-    if v.message:
-        s += f": {v.message.splitlines()[0][:160]}"
-    elif first_fail is not None:
-        s += f": {first_fail.name}: {first_fail.message.splitlines()[0][:160] if first_fail.message else ''}"
-    return s
-
-
-def check_exercise_dir_only(folder: Path) -> Exercise:
-    """Validate just the folder (for `inferprep new` and for malformed-folder tests)."""
-    return catalog.load_exercise_dir(folder)
-
-
 def variant_target(source: str) -> str:
     """The group a known-wrong variant aims at, declared on its docstring's first line: one that
     says "(input checks)" (e.g. ``WRONG (input checks): flattens a 0-D input``) must fail an
