@@ -101,6 +101,16 @@ class _Direct:
 
 _fast = load_module(ROOT / "graders" / "flash_attention_backward.py", "_fig_fa_bwd_grader_fast")
 _fast._long_case = lambda *args, **kwargs: None   # its float32 forward at N = 12288 runs before the call
+_check = _fast.check_backward
+
+
+def _check_selected(g, *args, **kwargs):   # the float64 truth runs before the call: skip it for unselected cases
+    if g.proc.name in g.proc.only:
+        return _check(g, *args, **kwargs)
+    return None
+
+
+_fast.check_backward = _check_selected
 
 
 def _grade_in_process(mod, only, grader_module=_fast):
@@ -145,7 +155,9 @@ def test_summing_d_in_float64_passes(tmp_path):
         assert r.passed, (name, r.message)
     no_floor = load_module(ROOT / "graders" / "flash_attention_backward.py", "_fig_fa_bwd_grader_nofloor")
     no_floor.FLOOR = 0.0
+    no_floor_check = no_floor.check_backward
     no_floor._long_case = _fast._long_case
+    no_floor.check_backward = lambda g, *a, **k: (no_floor_check(g, *a, **k) if g.proc.name in g.proc.only else None)
     r = _grade_in_process(mod, ["backward-N1-d8-bq16-bk16-causal"], no_floor)
     assert not r["backward-N1-d8-bq16-bk16-causal"].passed
 
@@ -158,7 +170,7 @@ def test_p_and_ds_rounded_to_the_input_dtype_pass(tmp_path):
         ("dq[..., i0:i1, :] += scale * (ds @ kj)", "dq[..., i0:i1, :] += scale * (ds.to(q.dtype).to(acc_t) @ kj)"),
         ("dkj += scale * (ds.transpose(-1, -2) @ qi)",
          "dkj += scale * (ds.to(q.dtype).to(acc_t).transpose(-1, -2) @ qi)")])
-    only = ["backward-bfloat16-N1024-blocks-16", "backward-float16-N1024-blocks-16", "backward-bfloat16-N512-d128-large-D"]
+    only = ["backward-bfloat16-N300", "backward-float16-N300", "backward-bfloat16-N512-d128-large-D"]
     for name, r in _grade_in_process(mod, only).items():
         assert r.passed, (name, r.message)
 
