@@ -12,7 +12,7 @@ import random
 
 import torch
 
-from inferprep.grading import Grading, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_equal, fail
 from inferprep.sim.running_sum_model import RunningSumModel, StateSpec
 
 SUMS = ("position", "softmax_denominator", "softmax_numerator", "sum_sq")
@@ -209,5 +209,5 @@ def grade(g: Grading) -> None:
         ("dtype-float64", "stall_value", (1.0, torch.float64)),
         ("dtype-int32", "stall_value", (1.0, torch.int32)),
     ]:
-        with g.case(f"rejects-{name}"):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", fn, *args)

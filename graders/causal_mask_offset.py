@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
 
 TOL = {torch.float64: (1e-9, 1e-10), torch.float32: (1e-4, 2e-5), torch.bfloat16: (2e-2, 3e-2),
        torch.float16: (5e-3, 5e-3)}
@@ -65,9 +65,6 @@ def grade(g: Grading) -> None:
                     fail(f"{int(wrong.sum())} of {want.numel()} entries wrong; first at query {i}, key {j}: "
                          f"query {i} is at absolute position {s - t + i} and key {j} at {j}")
             expect_tensor(got, want, name="mask")
-    with g.case("mask-rejects-negative"):
-        g.raises("ValueError", "causal_mask", -1, 4)
-        g.raises("ValueError", "causal_mask", 2, -3)
 
     # -- attention against the cache ---------------------------------------------------------------
     with g.case("past-3-new-2-uniform"):  # DOMAIN-NOTES I9
@@ -96,6 +93,9 @@ def grade(g: Grading) -> None:
     with g.case("attention-explicit-scale"):
         q, k, v = rnd(430, 1, 1, 4, 8), rnd(431, 1, 1, 12, 8), rnd(432, 1, 1, 12, 8)
         check_attention(g, q, k, v, scale=0.3)
+    with g.case("attention-scale-zero"):   # 0.0 is a scale: each query averages the values it may see
+        q, k, v = rnd(435, 1, 2, 5, 8), rnd(436, 1, 2, 9, 8), rnd(437, 1, 2, 9, 8)
+        check_attention(g, q, k, v, scale=0.0)
     # visible scores of -1e4 (head 0) and -2e4 (head 1): a finite fill such as -1e4 is no longer
     # "excluded exactly" (T=2, S=5, v_j = j: query 0 must give 1.5, a -1e4 fill gives 2.0 / 4.0)
     with g.case("visible-scores-minus-1e4-and-2e4"):
@@ -134,9 +134,19 @@ def grade(g: Grading) -> None:
                      f"tokens; first differing query position {pos} (chunk starting at "
                      f"{max(e for e in [sum(parts[:i]) for i in range(len(parts))] if e <= pos)})")
 
-    with g.case("attention-rejects-bad-input"):
-        q, k = rnd(600, 1, 2, 3, 4), rnd(601, 1, 2, 5, 4)
-        g.raises("ValueError", "attention_with_cache", q, k, k[..., :4, :])
-        g.raises("ValueError", "attention_with_cache", q, k[:, :1], k[:, :1])
-        g.raises("ValueError", "attention_with_cache", q[0], k[0], k[0])
-        g.raises("ValueError", "attention_with_cache", q, k.double(), k.double())
+    # -- input checks (scored beside the verdict; run last) ----------------------------------------
+    with g.case("mask-rejects-negative-t", group=INPUT_CHECKS):
+        g.raises("ValueError", "causal_mask", -1, 4)
+    with g.case("mask-rejects-negative-s", group=INPUT_CHECKS):
+        g.raises("ValueError", "causal_mask", 2, -3)
+    q, k = rnd(600, 1, 2, 3, 4), rnd(601, 1, 2, 5, 4)
+    checks = [
+        ("attention-rejects-k-v-shapes-that-differ", (q, k, k[..., :4, :])),
+        ("attention-rejects-heads-that-differ", (q, k[:, :1], k[:, :1])),
+        ("attention-rejects-3d-input", (q[0], k[0], k[0])),
+        ("attention-rejects-dtypes-that-differ", (q, k.double(), k.double())),
+        ("attention-rejects-integer-dtype", (q.long(), k.long(), k.long())),
+    ]
+    for name, args in checks:
+        with g.case(name, group=INPUT_CHECKS):
+            g.raises("ValueError", "attention_with_cache", *args)

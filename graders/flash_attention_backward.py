@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
 
 TOL = {  # (rtol, atol as a fraction of max |want| of that gradient) per input dtype
     torch.float64: (1e-9, 1e-10),
@@ -25,6 +25,41 @@ TOL = {  # (rtol, atol as a fraction of max |want| of that gradient) per input d
     torch.bfloat16: (1e-2, 8e-3),
     torch.float16: (2e-3, 1e-3),
 }
+FLOOR = 4.0
+"""Each element may also be off by FLOOR * d * u * mag, u the unit roundoff of the computation
+(2^-24 in float32, 2^-53 in float64) and mag the same gradient computed from absolute values
+(|dO| |V|^T + rowsum |dO o O| in place of dP - D). That bounds what rounding dP and D to the
+working precision can leave where they cancel; without it, a gradient that is exactly 0 (one key
+per row, scale 0, values equal across keys) gets a zero tolerance, and a solution that sums D
+in float64 fails where the float32 reference happens to round both sides alike."""
+
+
+def unit_roundoff(dtype):
+    return 2.0 ** -53 if dtype == torch.float64 else 2.0 ** -24
+
+
+def magnitudes(p, q, k, v, o, do, scale):
+    """(mag_dq, mag_dk, mag_dv) in float64: the gradients with every term replaced by its absolute
+    value; p is the probability matrix (rows = queries of q/do/o, columns = keys of k/v)."""
+    a = do.abs() @ v.abs().transpose(-1, -2) + (do * o).abs().sum(-1, keepdim=True)
+    pa = p * a
+    return (abs(scale) * pa @ k.abs(), abs(scale) * pa.transpose(-1, -2) @ q.abs(),
+            p.transpose(-1, -2) @ do.abs())
+
+
+def expect_grad(name, got, want, mag, dtype, rtol, atol_frac, acc_dtype):
+    """|got - want| <= rtol |want| + atol_frac max|want| + FLOOR d u mag, elementwise."""
+    expect_tensor(got, want.to(dtype), name=name, rtol=math.inf, atol=math.inf)   # type, shape, dtype, NaN/inf
+    d = want.shape[-1]
+    w = want.double().cpu()
+    tol = rtol * w.abs() + atol_frac * float(w.abs().max()) + FLOOR * d * unit_roundoff(acc_dtype) * mag.double().cpu()
+    err = (got.detach().double().cpu() - w).abs()
+    bad = err > tol
+    if bad.any():
+        idx = tuple(int(i) for i in bad.nonzero()[0])
+        fail(f"{name}: {int(bad.sum())} of {err.numel()} values out of tolerance (rtol={rtol:g}, atol={atol_frac:g} "
+             f"of max|{name}|, plus the rounding floor); first at index {idx}, error {float(err[idx]):.3g} > "
+             f"allowed {float(tol[idx]):.3g}; largest abs error {float(err.max()):.3g}")
 
 
 def naive(q, k, v, causal, scale):
@@ -49,17 +84,22 @@ def unpack(out):
 
 
 def check_backward(g, q, k, v, do, causal, block_q, block_k, scale=None, pass_scale=False):
-    d = q.shape[-1]
+    d, n = q.shape[-1], q.shape[-2]
     sc = 1.0 / math.sqrt(d) if scale is None else scale
     o, lse, grads = truth(q, k, v, do, causal, sc)
     lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
     kwargs = {"causal": causal, "block_q": block_q, "block_k": block_k}
     if scale is not None or pass_scale:
         kwargs["scale"] = scale
-    out = unpack(g.call("flash_attention_backward", q, k, v, o.to(q.dtype), lse.to(lse_dtype), do, **kwargs))
+    o_given = o.to(q.dtype)
+    out = unpack(g.call("flash_attention_backward", q, k, v, o_given, lse.to(lse_dtype), do, **kwargs))
+    s = (q.double() @ k.double().transpose(-1, -2)) * sc
+    if causal:
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+    mags = magnitudes(torch.softmax(s, -1), q.double(), k.double(), v.double(), o_given.double(), do.double(), sc)
     rtol, atol = TOL[q.dtype]
-    for name, got, want in zip(("dq", "dk", "dv"), out, grads):
-        expect_tensor(got, want.to(q.dtype), name=name, rtol=rtol, atol=atol * max(float(want.abs().max()), 1e-30))
+    for name, got, want, mag in zip(("dq", "dk", "dv"), out, grads, mags):
+        expect_grad(name, got, want, mag, q.dtype, rtol, atol, lse_dtype)
 
 
 def grade(g: Grading) -> None:
@@ -116,13 +156,20 @@ def grade(g: Grading) -> None:
         q, k, v, do = (rnd(995 + t, 1, 1, 24, 8) for t in range(4))
         check_backward(g, q, k, v, do, False, 24, 5)
 
-    with g.case("rejects-bad-input"):
-        q = rnd(999, 1, 1, 8, 4)
-        lse = torch.zeros(1, 1, 8, device=dev)
-        g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse, q[..., :7, :])
-        g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse[..., :7], q)
-        g.raises("ValueError", "flash_attention_backward", q, q, q.double(), q, lse, q)
-        g.raises("ValueError", "flash_attention_backward", q, q, q, q, lse, q, block_k=0)
+    # exact zeros: one key per row (dS = P (dP - D) = 0), scale 0 (dQ = dK = 0 whatever dS), and values
+    # equal across keys (dP_ij = dO_i . v = D_i, so dS cancels to rounding). A float32 solution
+    # leaves rounding noise of about u * |D| there; the tolerance's floor allows it, and more
+    # precision (D summed in float64) can only shrink it.
+    with g.case("one-key-per-row-gradients-exactly-0"):
+        q, k, v, do = (rnd(1020 + t, 2, 3, 1, 64) for t in range(4))
+        check_backward(g, q, k, v, do, True, 16, 16)
+    with g.case("scale-zero"):   # scale = 0.0 is a scale, not "use the default"
+        q, k, v, do = (rnd(1030 + t, 1, 2, 40, 8) for t in range(4))
+        check_backward(g, q, k, v, do, True, 16, 8, scale=0.0)
+    with g.case("values-equal-across-keys"):
+        q, k, do = (rnd(1040 + t, 1, 2, 48, 16) for t in range(3))
+        v = rnd(1043, 1, 2, 1, 16).expand(1, 2, 48, 16).contiguous()
+        check_backward(g, q, k, v, do, True, 16, 8)
 
     with g.case("long-causal-N12288-no-NxN"):
         _long_case(g, rnd, 12288, 32, 256, 256, 3000, 160)
@@ -141,6 +188,23 @@ def grade(g: Grading) -> None:
         do = (1.0 + torch.randn(1, 1, n, d, generator=g.rng(1013), dtype=torch.float64)).to(torch.bfloat16).to(dev)
         check_backward(g, q, k, v, do, True, 64, 64)
 
+
+    # -- input checks (scored beside the verdict; run last) ----------------------------------------
+    q = rnd(999, 1, 1, 8, 4)
+    lse = torch.zeros(1, 1, 8, device=dev)
+    checks = [
+        ("rejects-do-of-another-shape", (q, q, q, q, lse, q[..., :7, :]), {}),
+        ("rejects-lse-of-another-shape", (q, q, q, q, lse[..., :7], q), {}),
+        ("rejects-3d-input", (q[0], q[0], q[0], q[0], lse[0], q[0]), {}),
+        ("rejects-dtypes-that-differ", (q, q, q.double(), q, lse, q), {}),
+        ("rejects-integer-dtype", (q.long(), q.long(), q.long(), q.long(), lse, q.long()), {}),
+        ("rejects-block_k-0", (q, q, q, q, lse, q), {"block_k": 0}),
+        ("rejects-negative-block_q", (q, q, q, q, lse, q), {"block_q": -1}),
+        ("rejects-negative-block_k", (q, q, q, q, lse, q), {"block_k": -16}),
+    ]
+    for name, args, kwargs in checks:
+        with g.case(name, group=INPUT_CHECKS):
+            g.raises("ValueError", "flash_attention_backward", *args, **kwargs)
 
 def _long_case(g, rnd, n, d, bq, bk, seed, samples):
     """Causal float32 backward at length n; float64 truth on sampled query rows (dq) and key rows (dk, dv)."""
@@ -163,9 +227,14 @@ def _long_case(g, rnd, n, d, bq, bk, seed, samples):
     dv_want = p.T @ do64
     ds = p * (do64 @ v64[cols].T - D[:, None])
     dk_want = sc * ds.T @ q64
-    for name, got, sel, w in (("dq", out[0], rows, dq_want), ("dk", out[1], cols, dk_want), ("dv", out[2], cols, dv_want)):
-        expect_tensor(got[0, 0, sel], w.float(), name=f"{name} ({samples} sampled rows)", rtol=2e-4,
-                      atol=5e-4 * float(w.abs().max()))
+    mag_q = magnitudes(torch.exp((q64[rows] @ k64.T * sc).masked_fill(idx[None, :] > rows[:, None], -math.inf)
+                                 - L[rows, None]), q64[rows], k64, v64, o[0, 0, rows].double(), do64[rows], sc)[0]
+    mag_k, mag_v = magnitudes(p, q64, k64[cols], v64[cols], o[0, 0].double(), do64, sc)[1:]
+    for name, got, sel, w, mag in (("dq", out[0], rows, dq_want, mag_q), ("dk", out[1], cols, dk_want, mag_k),
+                                   ("dv", out[2], cols, dv_want, mag_v)):
+        expect_grad(f"{name} ({samples} sampled rows)", got[0, 0, sel], w, mag, torch.float32, 2e-4, 5e-4,
+                    torch.float32)
+
 
 def _forward(q, k, v):
     """O and lse of a causal float32 forward, 2048 query rows at a time (the parent avoids N x N too)."""

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from inferprep.grading import Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
 
 
 def truth_cos_sin(positions, d, base):
@@ -89,15 +89,6 @@ def grade(g: Grading) -> None:
         cos, sin = call_cos_sin(torch.tensor([256, 257], device=dev), 4, 10000.0)
         if float((cos[0] - cos[1]).abs().max()) < 0.1:
             fail("positions 256 and 257 got the same angles (are positions rounded to bfloat16?)")
-    with g.case("cos-sin-rejects"):
-        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 7)
-        g.raises("ValueError", "rope_cos_sin", torch.tensor([1.0, 2.0], device=dev), 8)
-        g.raises("ValueError", "rope_cos_sin", torch.tensor([-1, 2], device=dev), 8)
-        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 8, base=0.0)
-    with g.case("cos-sin-rejects-non-int-head-dim"):   # head_dim must be a Python int; bool is not one
-        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), True)
-        g.raises("ValueError", "rope_cos_sin", torch.tensor([1, 2], device=dev), 8.0)
-
     # -- apply_rope -----------------------------------------------------------------------------
     def check_apply(x, positions, base, interleaved, name="output"):
         out = g.call("apply_rope", x, positions, base=base, interleaved=interleaved)
@@ -171,13 +162,6 @@ def grade(g: Grading) -> None:
         expect_tensor(a, x, name="half-split", rtol=math.inf, atol=math.inf)
         expect_tensor(b, x, name="interleaved", rtol=math.inf, atol=math.inf)
         expect_tensor(a, b[..., perm], name="half-split(x[perm]) vs interleaved(x)[perm]", rtol=1e-5, atol=1e-5)
-    with g.case("apply-rejects"):
-        x = torch.zeros(1, 1, 3, 4, device=dev)
-        g.raises("ValueError", "apply_rope", x, torch.zeros(1, 4, dtype=torch.int64, device=dev))
-        g.raises("ValueError", "apply_rope", torch.zeros(1, 1, 3, 5, device=dev), torch.zeros(1, 3, dtype=torch.int64, device=dev))
-        g.raises("ValueError", "apply_rope", x, torch.zeros(1, 3, device=dev))
-        g.raises("ValueError", "apply_rope", x[0], torch.zeros(1, 3, dtype=torch.int64, device=dev))
-
     # -- position ids from a padded mask ----------------------------------------------------------
     def expect_ids(mask, want):
         got = g.call("position_ids_from_mask", mask)
@@ -196,15 +180,10 @@ def grade(g: Grading) -> None:
         mask = torch.tensor([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], device=dev)
         expect_ids(mask, torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
         expect_ids(mask.bool(), torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
-    with g.case("position-ids-rejects"):
-        g.raises("ValueError", "position_ids_from_mask", torch.tensor([[0, 2, 1]], device=dev))
-        g.raises("ValueError", "position_ids_from_mask", torch.tensor([1, 1, 1], device=dev))
     with g.case("position-ids-float-mask"):   # floating masks of exact 0.0 / 1.0 are accepted
         mask = torch.tensor([[0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0]], device=dev)
         expect_ids(mask, torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
         expect_ids(mask.half(), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
-        g.raises("ValueError", "position_ids_from_mask", torch.tensor([[0.0, 0.5, 1.0]], device=dev))
-        g.raises("ValueError", "position_ids_from_mask", torch.tensor([[1.0, float("nan")]], device=dev))
     with g.case("left-padded-batch-equals-each-prompt-alone"):   # DOMAIN-NOTES I10
         lens, L, d = [2, 4, 7], 7, 16
         mask = torch.stack([(torch.arange(L) >= L - n).long() for n in lens]).to(dev)
@@ -227,7 +206,35 @@ def grade(g: Grading) -> None:
             got = g.call("packed_positions", comp, sched, device=str(dev))
             want = torch.cat([torch.arange(a, a + n) for a, n in zip(comp, sched)]) if comp else torch.zeros(0, dtype=torch.int64)
             expect_tensor(got, want.to(torch.int64).to(dev), name="positions")
-    with g.case("packed-positions-rejects"):
-        g.raises("ValueError", "packed_positions", [0, 1], [2])
-        g.raises("ValueError", "packed_positions", [0], [-1])
-        g.raises("ValueError", "packed_positions", [-2], [1])
+    # -- input checks (scored beside the verdict; run last) ----------------------------------------
+    pos2 = torch.tensor([1, 2], device=dev)
+    x = torch.zeros(1, 1, 3, 4, device=dev)
+    x2 = torch.zeros(2, 1, 3, 4, device=dev)
+    p3 = torch.zeros(1, 3, dtype=torch.int64, device=dev)
+    checks = [
+        ("cos-sin-rejects-odd-head-dim", "rope_cos_sin", (pos2, 7), {}),
+        ("cos-sin-rejects-float-positions", "rope_cos_sin", (pos2.float(), 8), {}),
+        ("cos-sin-rejects-bool-positions", "rope_cos_sin", (torch.tensor([True, False], device=dev), 8), {}),
+        ("cos-sin-rejects-negative-positions", "rope_cos_sin", (torch.tensor([-1, 2], device=dev), 8), {}),
+        ("cos-sin-rejects-base-0", "rope_cos_sin", (pos2, 8), {"base": 0.0}),
+        ("cos-sin-rejects-head-dim-true", "rope_cos_sin", (pos2, True), {}),
+        ("cos-sin-rejects-head-dim-8.0", "rope_cos_sin", (pos2, 8.0), {}),
+        ("apply-rejects-positions-of-another-length", "apply_rope", (x, torch.zeros(1, 4, dtype=torch.int64, device=dev)), {}),
+        ("apply-rejects-1d-positions", "apply_rope", (x2, torch.arange(3, device=dev)), {}),
+        ("apply-rejects-1d-positions-batch-1", "apply_rope", (x, torch.arange(3, device=dev)), {}),
+        ("apply-rejects-odd-head-dim", "apply_rope", (torch.zeros(1, 1, 3, 5, device=dev), p3), {}),
+        ("apply-rejects-float-positions", "apply_rope", (x, p3.float()), {}),
+        ("apply-rejects-bool-positions", "apply_rope", (x, p3.bool()), {}),
+        ("apply-rejects-negative-positions", "apply_rope", (x, p3 - 1), {}),
+        ("apply-rejects-3d-x", "apply_rope", (x[0], p3), {}),
+        ("position-ids-rejects-value-2", "position_ids_from_mask", (torch.tensor([[0, 2, 1]], device=dev),), {}),
+        ("position-ids-rejects-1d-mask", "position_ids_from_mask", (torch.tensor([1, 1, 1], device=dev),), {}),
+        ("position-ids-rejects-0.5", "position_ids_from_mask", (torch.tensor([[0.0, 0.5, 1.0]], device=dev),), {}),
+        ("position-ids-rejects-nan", "position_ids_from_mask", (torch.tensor([[1.0, float("nan")]], device=dev),), {}),
+        ("packed-positions-rejects-lengths-that-differ", "packed_positions", ([0, 1], [2]), {}),
+        ("packed-positions-rejects-negative-scheduled", "packed_positions", ([0], [-1]), {}),
+        ("packed-positions-rejects-negative-computed", "packed_positions", ([-2], [1]), {}),
+    ]
+    for name, fn, args, kwargs in checks:
+        with g.case(name, group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args, **kwargs)

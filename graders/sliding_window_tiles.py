@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from inferprep.grading import Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 
 KEYS = ("full", "partial", "skipped")
 
@@ -129,5 +129,5 @@ def grade(g: Grading) -> None:
         ("block_k-bool", "predicted_speedup", (8, 4, 2, True), {}),
     ]
     for name, fn, args, kw in bad:
-        with g.case(f"rejects-{name}"):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", fn, *args, **kw)

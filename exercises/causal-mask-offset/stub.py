@@ -29,13 +29,15 @@ def attention_with_cache(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     Args:
         q: (B, H, T, d); k, v: (B, H, S, d); one floating dtype (float16, bfloat16, float32,
            float64), one device. T may exceed S; S may be 0.
-        scale: multiplies q k^T; None means 1/sqrt(d).
+        scale: multiplies q k^T; None means 1/sqrt(d); any other value (0.0 too) is used as given.
 
     Returns:
         (B, H, T, d) in q's dtype on q's device; a query that may see no key outputs zeros.
 
     Raises:
         ValueError: a tensor not 4-D; k and v shapes differ; q and k differ in B, H or d;
-                    dtypes differ or are not floating.
+                    dtypes differ or are not one of the four floating dtypes (integer tensors too).
+
+    PyTorch's fused attention (scaled_dot_product_attention, torch.ops.aten's kernels) raises when graded.
     """
     raise NotImplementedError

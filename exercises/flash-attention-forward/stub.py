@@ -14,7 +14,7 @@ def flash_attention_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, c
         q, k, v: (B, H, N, d), one dtype among float16, bfloat16, float32, float64, one device.
         causal: query i sees keys 0..i (N queries over the same N keys).
         block_q, block_k: tile heights (>= 1); they need not divide N.
-        scale: multiplies q k^T; None means 1/sqrt(d).
+        scale: multiplies q k^T; None means 1/sqrt(d); any other value (0.0 too) is used as given.
 
     Returns:
         out: (B, H, N, d), q's dtype and device.
@@ -22,7 +22,10 @@ def flash_attention_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, c
              float64 for float64 inputs, float32 otherwise.
 
     Raises:
-        ValueError: q, k, v not 4-D, shapes or dtypes differ, unsupported dtype, block < 1.
+        ValueError: q, k, v not 4-D, shapes or dtypes differ, unsupported dtype, block < 1 (0 or negative).
+
+    Keep S, m, l and the output accumulator in float32 (float64 for float64) and divide in it.
+    PyTorch's fused attention kernels (scaled_dot_product_attention, torch.ops.aten's) raise.
 
     Memory: never allocate anything of size N x N (or B*H*N*N); on CPU the grader's memory limit
     (384 MiB) is smaller than one 12288 x 12288 float32 matrix.
@@ -33,7 +36,8 @@ def flash_attention_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, c
 def flash_attention_tiles(hbm, causal: bool = False) -> None:
     """The same algorithm on the grader's HBM model of one head.
 
-    hbm attributes: seq_len (N), head_dim (d), block_q, block_k, scale (floats/ints).
+    hbm attributes: seq_len (N), head_dim (d), block_q, block_k (ints), scale (float: the softmax
+    scale to use; the grader varies it, it is not always 1/sqrt(d)).
     hbm methods (each call moves the tile across the wire and is counted):
         load_q(i) -> (rows, d) float32, rows i*block_q .. min((i+1)*block_q, N) - 1
         load_k(j), load_v(j) -> (rows, d) float32, rows j*block_k .. min((j+1)*block_k, N) - 1
@@ -49,6 +53,6 @@ def hbm_traffic(seq_len: int, head_dim: int, block_q: int, block_k: int,
     """Elements (not bytes) moved between HBM and the chip for one head.
 
     Returns {"flash_reads", "flash_writes", "naive_reads", "naive_writes"} as ints.
-    Raises ValueError if any size is < 1.
+    Raises ValueError if seq_len, head_dim, block_q or block_k is < 1.
     """
     raise NotImplementedError

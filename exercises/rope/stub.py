@@ -18,7 +18,8 @@ def rope_cos_sin(positions: torch.Tensor, head_dim: int,
         (cos, sin): float32 tensors of shape (..., head_dim // 2) on positions' device.
 
     Raises:
-        ValueError: positions not an integer tensor or negative; head_dim odd, < 2 or not an int; base <= 0.
+        ValueError: positions not an integer tensor (float or bool) or negative; head_dim odd, < 2 or
+                    not an int; base <= 0.
     """
     raise NotImplementedError
 
@@ -38,7 +39,8 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0,
         (B, H, L, D) tensor, x's dtype and device.
 
     Raises:
-        ValueError: x not a 4-D floating tensor; D odd; positions not integer, negative, or not (B, L).
+        ValueError: x not a 4-D floating tensor; D odd; positions not integer (float or bool), negative,
+                    or not of shape (B, L) (a 1-D (L,) tensor is not broadcast).
     """
     raise NotImplementedError
 

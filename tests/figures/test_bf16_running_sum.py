@@ -55,13 +55,30 @@ def test_stall_values_match_torch_stepping():
 
 
 def test_rmsnorm_sum_of_squares_overflow_fp16():
-    from inferprep.sim.running_sum_model import round_to
-    assert round_to(300.0 ** 2, "fp16") == math.inf
+    """onnxruntime's fused kernel accumulated (x / hidden) * x term by term in FP16 (issue #29034):
+    each term fits, the running sum overflows, rsqrt(inf) = 0 and the row comes out as zeros."""
     x = torch.full((4,), 300.0, dtype=torch.float16)
-    bad = x * torch.rsqrt((x * x).mean())            # squares in fp16: inf, rsqrt(inf) = 0
+    term = (x[0] / 4) * x[0]                          # 22,500 -> 22,496 in FP16
+    assert math.isinf(float(x[0] * x[0]))            # (squaring first would overflow at once)
+    assert 300.0 ** 2 / 4 == 22_500 and float(term) == 22_496.0
+    acc = torch.zeros((), dtype=torch.float16)
+    sums = []
+    for xi in x:
+        acc = acc + (xi / 4) * xi                     # every step rounded to FP16
+        sums.append(float(acc))
+    assert sums[:2] == [22_496.0, 44_992.0] and math.isinf(sums[2])
+    assert 44_992 + 22_496 == 67_488 > 65_504 == float(torch.finfo(torch.float16).max)
+    bad = x * torch.rsqrt(acc)                       # rsqrt(inf) = 0
     assert bad.tolist() == [0.0, 0.0, 0.0, 0.0]
     good = (x.float() * torch.rsqrt((x.float() ** 2).mean())).half()
     assert good.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_statement_time_limit_matches_the_toml():
+    import tomllib
+    meta = tomllib.loads((ROOT / "exercises/bf16-running-sum/exercise.toml").read_text())
+    limit = meta["limits"]["time_s"]
+    assert f"has a {limit} s CPU limit" in (ROOT / "exercises/bf16-running-sum/statement.md").read_text()
 
 
 def test_bf16_plus_one_tie():

@@ -99,3 +99,28 @@ def test_sign_flip_keeps_relative_property_but_not_values():
         assert max(dots) - min(dots) < 1e-3
         v = mod.apply_rope(q, torch.tensor([[7]]))
         assert torch.allclose(v, ref.apply_rope(q, torch.tensor([[7]])), atol=1e-5) == same_values
+
+
+def test_hf_cos_to_input_dtype_example():
+    """Statement and editorial: x = [1, 1] in bf16, d = 2, position 4. The float32 rotation is
+    off by the output rounding only; bf16 coefficients (cos.to(x.dtype)) exceed the tolerance."""
+    from inferprep.grading import load_module as _load
+    hf = _load(ROOT / "tests/wrong/rope/cos_sin_rounded_to_input_dtype.py", "_fig_rope_hf_cos")
+    x = torch.tensor([1.0, 1.0], dtype=torch.bfloat16).view(1, 1, 1, 2)
+    pos = torch.tensor([[4]])
+    want = math.cos(4) - math.sin(4)
+    assert round(want, 4) == 0.1032
+    y_ref = float(ref.apply_rope(x, pos)[0, 0, 0, 0])
+    y_hf = float(hf.apply_rope(x, pos)[0, 0, 0, 0])
+    assert round(y_hf, 4) == 0.1055
+    assert round(abs(y_hf - want), 4) == 0.0023
+    assert round(abs(y_ref - want), 5) == 0.00013
+    tol = (1e-5 + 2.5e-7 * 4) * 2 * 1.0 + 8e-3 * abs(want) + 1e-6     # the grader's apply_rope tolerance
+    assert round(tol, 5) == 0.00085
+    assert abs(y_ref - want) <= tol < abs(y_hf - want)
+    assert round(abs(y_hf - want) / abs(y_ref - want)) == 18
+    # each coefficient moves by at most 2^-9 when rounded to bf16 (|cos|, |sin| <= 1)
+    a = torch.arange(0, 200_000, dtype=torch.float64) * 0.001
+    for f in (torch.cos, torch.sin):
+        c = f(a).float()   # HF computes cos and sin in float32, then rounds them
+        assert float((c.to(torch.bfloat16).float() - c).abs().max()) <= 2.0 ** -9

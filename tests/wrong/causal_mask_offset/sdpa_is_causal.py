@@ -1,4 +1,4 @@
-"""WRONG: calls PyTorch SDPA with is_causal=True, whose mask is top-left aligned (CausalVariant.UPPER_LEFT), for T != S."""
+"""WRONG: calls PyTorch SDPA with is_causal=True, whose mask is top-left aligned (CausalVariant.UPPER_LEFT), wrong for T != S; SDPA is also forbidden here (the grader replaces it with a function that raises); its causal_mask is top-left too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""WRONG: coerces head_dim with int(), so head_dim=8.0 is accepted instead of raising ValueError (head_dim must be a Python int)."""
+"""WRONG (input checks): coerces head_dim with int(), so head_dim=8.0 is accepted instead of raising ValueError (head_dim must be a Python int)."""
 
 
 from __future__ import annotations

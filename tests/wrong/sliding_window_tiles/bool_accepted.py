@@ -1,4 +1,4 @@
-"""WRONG: validates with isinstance(x, int) only, so True/False pass as 1/0 (bool is an int
+"""WRONG (input checks): validates with isinstance(x, int) only, so True/False pass as 1/0 (bool is an int
 subclass); the statement says bool is not an int here. True then counts as seq_len/window/block 1."""
 
 import math
