@@ -6,7 +6,18 @@ n times gives n independent draws; every draw must lie in the support, greedy ro
 argmax every time, and the total variation distance between the draws and the reference
 distribution must stay under a bound a correct sampler exceeds with probability < 1e-9
 (Bretagnolle-Huber-Carol inequality). Random cases are drawn from fixed seeds and re-drawn when a
-mass comparison lies within 1e-7 of its threshold, so rounding cannot decide them.
+mass comparison lies within 1e-7 of its threshold, so rounding cannot decide them; the cases that
+sit near a threshold on purpose (binary-exact masses, masses 1.5e-8 away, float64 logits 1e-12
+apart) say so.
+
+sample's randomness: with a generator, the same state gives the same ids and other seeds other
+ids; without one, two calls differ, and after ``g.seed_torch(s)`` (torch.manual_seed in the child,
+s from the salt) a call without a generator returns exactly the ids of a call given a generator
+seeded s: a private generator cannot. The false alarms of the statistical checks: each total-
+variation check fails a correct sampler with probability below 1e-9 (about 10 checks per run),
+the dispersion check below 1e-9 (tests/figures); the equality checks are exact.
+
+The ValueError cases form the ``input checks`` group and run after every core case.
 """
 
 from __future__ import annotations

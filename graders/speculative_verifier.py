@@ -22,17 +22,24 @@ ones. Nothing about a specimen can be learnt from an earlier grading and replaye
   seeds and requires the verifier calls to differ (a test that ignores its seed is a fixed
   probe, which is what a lookup table needs).
 
-False alarms. The grader runs no statistical test of its own: part 2's verdict is the
-submission's answer, and each biased specimen is built so that the reference test (3 scenarios of
-8,000 rows, joint of 3 tokens, chi-square at z = 6) detects it with overwhelming probability.
-tests/figures/test_speculative_verifier.py measures, for every bias under every style it can
-take and for V = 3 and 8, the margin of the reference statistic over its threshold: the
-weakest combination's mean statistic lies more than 10 standard deviations above the threshold,
-so a miss has probability far below 1e-9 per specimen (normal tail of the non-central chi-square
-statistic). A lossless specimen is judged biased by the reference with probability about 1e-9
-per scenario (its chi-square threshold), so about 1e-7 per grading over all lossless specimens
-and the two seed-case calls. Any salt gives the same guarantees: the salt changes styles, seeds
-and order, never the size of a bias below the measured margins.
+False alarms and misses. The grader runs no statistical test of its own: part 2's verdict is the
+submission's answer. What it must guarantee is that a correct test gets every case right for
+every salt, and the salt decides everything here (styles, specimen seeds, V, the seeds handed to
+is_lossless), so the question is how often a salt makes a specimen hard for the reference test
+(3 scenarios of 16,000 rows, joint of 3 tokens, chi-square at z = 6):
+- a lossless specimen is called biased with probability about 1e-9 per scenario (the chi-square
+  threshold; any lossless style is lossless exactly), so about 3e-8 per grading over the 7
+  lossless specimens and the seed case's 2 calls;
+- a biased specimen: for every (bias, acceptance rule, bonus) the grader can draw (the draw method
+  and the source of uniforms do not change a specimen's law) we ran the reference test on seeds
+  0-19 and V in {3, 4, 5, 6, 8} (100 runs each) and took the margin of its most telling scenario,
+  (E[stat] - threshold) / sd with the non-centrality estimated from the statistic. The smallest
+  was 6.7 sd (first token swapped between rows, V = 3, one seed in 100; its next smallest 25),
+  then 7.6 (decoupled first token), 9.6 (one uniform shared across positions); the means run from
+  30 to over 1,000. A miss at 6.7 sd has probability about 1e-11. The biases that act only after an
+  acceptance keep the ratio test, because one-hot and exact-match acceptance made them too rare
+  (margins down to -2 at 8,000 rows). tests/figures/test_speculative_verifier.py reruns every
+  combination at seed 0 and requires a margin above 6.
 """
 
 from __future__ import annotations

@@ -238,12 +238,15 @@ def test_tiny_temperature():
 def test_float64_logit_decisions():
     """greedy-argmax-in-float64 and top-k-threshold-in-float64 (the statement's [2, 1 + 1e-12, 1, 0]):
     float64 tells the logits apart, float32 rounds them to a tie."""
+    wrong = ROOT / "tests" / "wrong" / "sampling_order"
+    topk32 = load_module(wrong / "top_k_threshold_in_float32.py", "_fig_so_topk32")
+    greedy32 = load_module(wrong / "greedy_argmax_in_float32.py", "_fig_so_greedy32")
     x = torch.tensor([[2.0, 1.0 + 1e-12, 1.0, 0.0]], dtype=torch.float64)
     assert support(probs(x, top_k=2)) == {0, 1}
-    assert x.float()[0, 1] == x.float()[0, 2]
-    g = torch.tensor([[1.0, 1.0 + 1e-12, 0.5], [0.25 - 1e-12, 0.25, 0.25]], dtype=torch.float64)
-    assert probs(g, temperature=0.0).argmax(-1).tolist() == [1, 1]
-    assert g.float().argmax(-1).tolist() != [1, 1] or g.float()[0, 0] == g.float()[0, 1]
+    assert support(topk32.sampling_probs(x, 1.0, 2, 1.0)) == {0, 1, 2}
+    g = torch.tensor([[1.0, 1.0 + 1e-12, 0.5]], dtype=torch.float64)
+    assert support(probs(g, temperature=0.0)) == {1}
+    assert support(greedy32.sampling_probs(g, 0.0, 0, 1.0)) == {0}
 
 
 def test_top_p_one_before_a_huge_temperature():
@@ -253,3 +256,5 @@ def test_top_p_one_before_a_huge_temperature():
     assert float(x.softmax(-1)[0, 0]) == 1.0
     p = probs(x, order=LLAMA_CPP, temperature=1e3)
     assert support(p) == {0, 1, 2, 3} and float(p[0, 1]) > 0.24
+    naive = load_module(ROOT / "tests" / "wrong" / "sampling_order" / "top_p_one_not_special.py", "_fig_so_p1")
+    assert support(naive.sampling_probs(x, 1e3, 0, 1.0, order=LLAMA_CPP)) == {0}
