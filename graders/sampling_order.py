@@ -6,17 +6,29 @@ n times gives n independent draws; every draw must lie in the support, greedy ro
 argmax every time, and the total variation distance between the draws and the reference
 distribution must stay under a bound a correct sampler exceeds with probability < 1e-9
 (Bretagnolle-Huber-Carol inequality). Random cases are drawn from fixed seeds and re-drawn when a
-mass comparison lies within 1e-7 of its threshold, so rounding cannot decide them.
+mass comparison lies within 1e-7 of its threshold, so rounding cannot decide them; the cases that
+sit near a threshold on purpose (binary-exact masses, masses 1.5e-8 away, float64 logits 1e-12
+apart) say so.
+
+sample's randomness: with a generator, the same state gives the same ids and other seeds other
+ids; without one, two calls differ, and after ``g.seed_torch(s)`` (torch.manual_seed in the child,
+s from the salt) a call without a generator returns exactly the ids of a call given a generator
+seeded s: a private generator cannot. The false alarms of the statistical checks: each total-
+variation check fails a correct sampler with probability below 1e-9 (about 10 checks per run),
+the dispersion check below 1e-9 (tests/figures); the equality checks are exact.
+
+The ValueError cases form the ``input checks`` group and run after every core case.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import torch
 
-from inferprep.grading import Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
 
 HF = ("temperature", "top_k", "top_p", "min_p")
 VLLM_V1 = ("temperature", "min_p", "top_k", "top_p")
@@ -176,6 +188,13 @@ def grade(g: Grading) -> None:
         x = torch.linspace(0, -900, 40)[None].repeat(2, 1)          # tail probabilities underflow
         check_probs(x, temperature=torch.tensor([1.0, 40.0]), top_k=0, top_p=1.0)
         check_probs(x, temperature=torch.tensor([1.0, 40.0]), top_k=0, top_p=1)
+    with g.case("top-p-one-is-off-before-a-huge-temperature"):
+        # Temperature last: when top-p runs, tokens 1.. have probabilities below 1e-16, so the mass
+        # before them rounds to exactly 1.0 and "mass before < top_p" would drop them at top_p = 1;
+        # the temperature that follows makes them almost as likely as token 0.
+        x = torch.tensor([[0.0, -40.0, -80.0, -120.0], [5.0, -60.0, 0.0, -700.0]], dtype=torch.float64)
+        check_probs(x, temperature=torch.tensor([1e3, 1e6]), top_k=0, top_p=1.0, order=LLAMA_CPP)
+        check_probs(x, "int top_p", temperature=1e4, top_k=0, top_p=1, order=("top_p", "temperature", "top_k", "min_p"))
 
     # -- min-p: relative to the max, masking with -inf (I1 a) ---------------------------------------
     with g.case("min-p-relative-to-the-most-probable-token"):
@@ -235,6 +254,18 @@ def grade(g: Grading) -> None:
         x, p, m = _near_threshold_rows(g.rng(14), 16)
         check_probs(x, "top-p", temperature=1.0, top_k=0, top_p=p, on_boundary=True)
         check_probs(x, "min-p", temperature=1.0, top_k=0, top_p=1.0, min_p=m, on_boundary=True)
+    with g.case("greedy-argmax-in-float64"):
+        # float64 logits 1e-12 apart: in float32 they round to one value and the first index wins a tie
+        x = torch.tensor([[1.0, 1.0 + 1e-12, 0.5], [3.0, -2.0, 3.0 + 2e-12], [0.25 - 1e-12, 0.25, 0.25]],
+                         dtype=torch.float64)
+        check_probs(x, temperature=0.0, top_k=0, top_p=1.0)
+        check_probs(x, "per-row", temperature=torch.tensor([0.0, 0.0, 0.0]), top_k=2, top_p=0.5)
+    with g.case("top-k-threshold-in-float64"):
+        # the k-th largest logit 1e-12 above the next: float64 keeps k tokens, float32 sees a tie and keeps k + 1
+        x = torch.tensor([[2.0, 1.0 + 1e-12, 1.0, 0.0], [0.5, 0.5 - 1e-12, 0.7, -1.0]], dtype=torch.float64)
+        check_probs(x, "k=2", temperature=1.0, top_k=2, top_p=1.0)
+        check_probs(x, "after temperature", temperature=0.5, top_k=2, top_p=1.0)
+        check_probs(x, "temperature last", temperature=0.5, top_k=2, top_p=1.0, order=LLAMA_CPP)
     with g.case("minus-inf-logits"):
         x = torch.tensor([[-INF, 1.0, -INF, 0.5, 0.0], [-INF, -INF, 2.0, -INF, -INF],
                           [0.0, -INF, 0.0, -INF, -1.0]])
@@ -270,6 +301,24 @@ def grade(g: Grading) -> None:
             check_probs(logits, **knobs)
 
     # -- sample: statistics, support, greedy rows -----------------------------------------------------
+    with g.case("sample-without-generator-uses-the-global-one"):
+        # torch.manual_seed(s) in the submission's process, s from the grading's salt; then, without a
+        # generator, sample must draw exactly as it does given torch.Generator().manual_seed(s): the
+        # same ids. A private generator (seeded from os.urandom, the clock or a constant, once or per
+        # call) gives others: 2000 draws from 5 tokens never agree by chance. (One that copies the
+        # global seed on every call repeats itself: sample-without-generator-is-not-reproducible.)
+        row = _logp([[0.3, 0.25, 0.2, 0.15, 0.1]])
+        m = 2000
+        p = ref.sampling_probs(row, 1.0, 0, 1.0)[0].double()
+        s = random.Random(f"sampling-order global generator:{g.salt}").randrange(1 << 62)
+        g.seed_torch(s)
+        without = check_draws(row.repeat(m, 1), [(list(range(m)), p)], temperature=1.0, top_k=0, top_p=1.0)
+        given = check_draws(row.repeat(m, 1), [(list(range(m)), p)], temperature=1.0, top_k=0, top_p=1.0,
+                            generator=torch.Generator(device=dev).manual_seed(s))
+        if not torch.equal(without, given):
+            fail(f"sample: after torch.manual_seed(s), a call without a generator and a call given "
+                 f"torch.Generator().manual_seed(s) gave different ids ({int((without != given).sum())} of "
+                 f"{m} rows differ): without `generator`, draw from torch's global generator")
     n = 20000
     with g.case("sample-follows-the-distribution"):
         p = ref.sampling_probs(six, order=HF, **knobs6)[0].double()
@@ -352,61 +401,61 @@ def grade(g: Grading) -> None:
     def bad(**change):
         g.raises("ValueError", "sampling_probs", change.pop("logits", x), **knobs_to({**ok, **change}))
 
-    with g.case("rejects-negative-temperature"):
+    with g.case("rejects-negative-temperature", group=INPUT_CHECKS):
         bad(temperature=-0.5)
         bad(temperature=torch.tensor([0.7, -1e-3]))
-    with g.case("rejects-non-finite-temperature"):
+    with g.case("rejects-non-finite-temperature", group=INPUT_CHECKS):
         bad(temperature=NAN)
         bad(temperature=INF)
         bad(temperature=torch.tensor([1.0, NAN]))
-    with g.case("rejects-non-integer-top-k"):
+    with g.case("rejects-non-integer-top-k", group=INPUT_CHECKS):
         bad(top_k=2.5)
         bad(top_k=torch.tensor([2.0, 3.0]))
-    with g.case("rejects-top-p-out-of-range"):
+    with g.case("rejects-top-p-out-of-range", group=INPUT_CHECKS):
         for p in (0.0, 0, -0.1, 1.5, torch.tensor([0.9, 0.0]), torch.tensor([1.0, 1.01])):
             bad(top_p=p)
-    with g.case("rejects-min-p-out-of-range"):
+    with g.case("rejects-min-p-out-of-range", group=INPUT_CHECKS):
         for m in (-0.1, 1.5, torch.tensor([0.1, 1.2])):
             bad(min_p=m)
-    with g.case("rejects-nan-top-p-or-min-p"):
+    with g.case("rejects-nan-top-p-or-min-p", group=INPUT_CHECKS):
         bad(top_p=NAN)
         bad(min_p=NAN)
         bad(top_p=torch.tensor([0.5, NAN]))
-    with g.case("rejects-order-that-is-not-a-permutation"):
+    with g.case("rejects-order-that-is-not-a-permutation", group=INPUT_CHECKS):
         for order in (("temperature", "top_k", "top_p"), ("temperature", "top_k", "top_p", "top_p"),
                       ("temperature", "top_k", "top_p", "top_a"), HF + ("min_p",), "temperature"):
             bad(order=order)
-    with g.case("rejects-nan-logits"):
+    with g.case("rejects-nan-logits", group=INPUT_CHECKS):
         bad(logits=torch.tensor([[1.0, NAN, 0.0], [0.0, 0.0, 0.0]], device=dev))
-    with g.case("rejects-positive-inf-logits"):
+    with g.case("rejects-positive-inf-logits", group=INPUT_CHECKS):
         bad(logits=torch.tensor([[1.0, INF, 0.0], [0.0, 0.0, 0.0]], device=dev))
-    with g.case("rejects-row-without-a-finite-logit"):
+    with g.case("rejects-row-without-a-finite-logit", group=INPUT_CHECKS):
         bad(logits=torch.tensor([[1.0, 2.0, 0.0], [-INF, -INF, -INF]], device=dev))
         bad(logits=torch.zeros(2, 0, device=dev))
-    with g.case("rejects-logits-that-are-not-2d"):
+    with g.case("rejects-logits-that-are-not-2d", group=INPUT_CHECKS):
         bad(logits=torch.zeros(3, device=dev))
         bad(logits=torch.zeros(1, 2, 3, device=dev))
-    with g.case("rejects-per-row-knob-of-wrong-length"):
+    with g.case("rejects-per-row-knob-of-wrong-length", group=INPUT_CHECKS):
         bad(temperature=torch.ones(3))
         bad(top_k=torch.ones(1, dtype=torch.int64))
         bad(top_p=torch.ones(2, 1))
-    with g.case("rejects-python-bool-knob"):   # bool is an int subclass, but not a knob value
+    with g.case("rejects-python-bool-knob", group=INPUT_CHECKS):   # bool is an int subclass, but not a knob value
         bad(top_k=True)
         bad(top_p=True)
-    with g.case("rejects-bool-tensor-knob"):
+    with g.case("rejects-bool-tensor-knob", group=INPUT_CHECKS):
         bad(top_p=torch.tensor([True, True]))
         bad(top_k=torch.tensor([True, False]))
-    with g.case("rejects-list-knob"):
+    with g.case("rejects-list-knob", group=INPUT_CHECKS):
         bad(top_p=[0.9, 0.9])
         bad(temperature=[1.0, 1.0])
-    with g.case("rejects-0-dim-float-tensor-top-k"):
+    with g.case("rejects-0-dim-float-tensor-top-k", group=INPUT_CHECKS):
         bad(top_k=torch.tensor(2.0))
         bad(top_k=torch.tensor(3.0, dtype=torch.float64))
-    with g.case("validates-greedy-rows-too"):
+    with g.case("validates-greedy-rows-too", group=INPUT_CHECKS):
         bad(temperature=0.0, top_p=1.5)
         bad(temperature=0.0, min_p=-1.0)
         bad(temperature=torch.zeros(2), top_k=2.5)
-    with g.case("sample-rejects-bad-input"):
+    with g.case("sample-rejects-bad-input", group=INPUT_CHECKS):
         g.raises("ValueError", "sample", x, **{**ok, "top_p": 0.0})
         g.raises("ValueError", "sample", torch.tensor([[NAN, 1.0]], device=dev), **ok)
 

@@ -8,7 +8,7 @@ import torch
 def verify(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor, target_probs: torch.Tensor,
            num_draft_tokens: torch.Tensor, accept_uniforms: torch.Tensor,
            sample_uniforms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Verify the drafts of B rows at once; all arithmetic in float64.
+    """Verify the drafts of B rows at once; all arithmetic in float64 (the draws too).
 
     Args:
         draft_token_ids: (B, K) int64. Row b's drafts are its first n = num_draft_tokens[b]
@@ -29,7 +29,7 @@ def verify(draft_token_ids: torch.Tensor, draft_probs: torch.Tensor, target_prob
     Raises:
         ValueError: shapes that disagree; n outside [0, K]; a drafted token id outside [0, V);
             a drafted token with q = 0; a negative or NaN value anywhere in draft_probs or
-            target_probs.
+            target_probs (padding columns included).
     """
     raise NotImplementedError
 
@@ -40,8 +40,10 @@ def is_lossless(verifier, vocab_size: int, seed: int) -> bool:
     Args:
         verifier: a callable with verify's signature and contract (a proxy to a verifier that the
             grader hosts; every call crosses a process boundary, so use large batches).
-        vocab_size: V, between 3 and 8; call the verifier with this V.
-        seed: seed your randomness with it.
+        vocab_size: V, between 3 and 8; call the verifier with this V (a hidden verifier raises
+            ValueError for another V).
+        seed: draw all of your test's randomness from it: the same seed gives the same test,
+            different seeds give different tests.
 
     Returns:
         True if the verifier is lossless, False if it is biased (a Python bool).

@@ -155,6 +155,11 @@ class _InProcess:
 
     def __init__(self, device="cpu"):
         self.device, self.public, self.failures = torch.device(device), False, []
+        self.salt = 0
+
+    @staticmethod
+    def seed_torch(seed):
+        torch.manual_seed(seed)
 
     def reference(self):
         return ref
@@ -170,7 +175,7 @@ class _InProcess:
         with pytest.raises(ValueError):
             getattr(ref, fn)(*args, **kwargs)
 
-    def case(self, name):
+    def case(self, name, group=None):
         import contextlib
 
         @contextlib.contextmanager
@@ -228,3 +233,28 @@ def test_tiny_temperature():
     x = torch.tensor([[3.0, 2.0, 1.0], [1.0, 3.0, 3.0]])
     for t in (1e-308, 5e-324):
         assert probs(x, temperature=t).tolist() == [[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]
+
+
+def test_float64_logit_decisions():
+    """greedy-argmax-in-float64 and top-k-threshold-in-float64 (the statement's [2, 1 + 1e-12, 1, 0]):
+    float64 tells the logits apart, float32 rounds them to a tie."""
+    wrong = ROOT / "tests" / "wrong" / "sampling_order"
+    topk32 = load_module(wrong / "top_k_threshold_in_float32.py", "_fig_so_topk32")
+    greedy32 = load_module(wrong / "greedy_argmax_in_float32.py", "_fig_so_greedy32")
+    x = torch.tensor([[2.0, 1.0 + 1e-12, 1.0, 0.0]], dtype=torch.float64)
+    assert support(probs(x, top_k=2)) == {0, 1}
+    assert support(topk32.sampling_probs(x, 1.0, 2, 1.0)) == {0, 1, 2}
+    g = torch.tensor([[1.0, 1.0 + 1e-12, 0.5]], dtype=torch.float64)
+    assert support(probs(g, temperature=0.0)) == {1}
+    assert support(greedy32.sampling_probs(g, 0.0, 0, 1.0)) == {0}
+
+
+def test_top_p_one_before_a_huge_temperature():
+    """top-p-one-is-off-before-a-huge-temperature: the mass before token 1 of [0, -40, -80, -120]
+    rounds to 1.0, yet top_p = 1 keeps it; after T = 1000 it is almost as likely as token 0."""
+    x = torch.tensor([[0.0, -40.0, -80.0, -120.0]], dtype=torch.float64)
+    assert float(x.softmax(-1)[0, 0]) == 1.0
+    p = probs(x, order=LLAMA_CPP, temperature=1e3)
+    assert support(p) == {0, 1, 2, 3} and float(p[0, 1]) > 0.24
+    naive = load_module(ROOT / "tests" / "wrong" / "sampling_order" / "top_p_one_not_special.py", "_fig_so_p1")
+    assert support(naive.sampling_probs(x, 1e3, 0, 1.0, order=LLAMA_CPP)) == {0}

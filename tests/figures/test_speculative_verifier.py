@@ -1,6 +1,9 @@
 """Every number quoted in speculative-verifier's statement and editorial, computed by the reference
 (and, for the biased rules, by the known-wrong variant or the grader's hidden verifier that
-implements them), on grids of uniforms fine enough for three decimals."""
+implements them), on grids of uniforms fine enough for three decimals; the margins by which the
+reference's test detects every hidden biased verifier; the part-1 boundary figures."""
+
+import math
 
 from pathlib import Path
 
@@ -60,10 +63,10 @@ def test_biased_rules_in_the_worked_example():
     resample = first_token_distribution(wrong_resample.verify)
     assert resample.tolist() == pytest.approx([0.35, 0.39, 0.26], abs=3e-3)
     assert tv(resample, P) == pytest.approx(0.15, abs=3e-3)
-    absdiff = first_token_distribution(grader.Specimen(ref, grader.Rule(residual="abs"), 0))
+    absdiff = first_token_distribution(grader.Specimen(ref, grader.Style(), "abs"))
     assert absdiff.tolist() == pytest.approx([0.35, 0.40, 0.25], abs=3e-3)
     assert tv(absdiff, P) == pytest.approx(0.15, abs=3e-3)
-    inverted = first_token_distribution(grader.Specimen(ref, grader.Rule(accept="inverted"), 0))
+    inverted = first_token_distribution(grader.Specimen(ref, grader.Style(), "inverted"))
     assert inverted.tolist() == pytest.approx(Q.tolist(), abs=3e-3)
     assert tv(inverted, P) == pytest.approx(0.30, abs=3e-3)
 
@@ -75,7 +78,7 @@ def test_shared_uniform_correlates_acceptances():
     u1, u2 = [t.reshape(-1) for t in torch.meshgrid(grid, grid, indexing="ij")]
     R = len(u1)
     both = {"independent": 0.0, "shared": 0.0}
-    shared = grader.Specimen(ref, grader.Rule(uniforms="shared"), 0)
+    shared = grader.Specimen(ref, grader.Style(), "shared")
     for x1 in range(V):
         for x2 in range(V):
             args = [torch.tensor([[x1, x2]]).expand(R, 2).clone(), Q.expand(R, 2, V).clone(),
@@ -94,7 +97,77 @@ def test_acceptance_and_speedup_figures():
 
 
 def test_part2_test_design():
-    assert ref.L == 3 and ref.K_TEST == 3 and ref.ROWS_PER_SCENARIO == 8000 and ref.Z == 6.0
+    assert ref.L == 3 and ref.K_TEST == 3 and ref.ROWS_PER_SCENARIO == 16000 and ref.Z == 6.0
     assert len(ref._scenarios(4, torch.Generator().manual_seed(0))) == 3
     assert ref._chi2_quantile(511, 6.0) == pytest.approx(727, abs=1)
     assert ref._chi2_quantile(26, 6.0) == pytest.approx(96, abs=1)
+
+
+# -- part 1 boundaries the editorial quotes ----------------------------------------------------------
+def _bonus_draw(dist, u):
+    return int(ref._draw(torch.tensor([dist], dtype=torch.float64), torch.tensor([u], dtype=torch.float64)))
+
+
+def test_residual_tie_and_renormalization():
+    d = [0.0, 0.625, 0.125]
+    assert 0.8333333333333333 * 0.75 == 0.625
+    assert _bonus_draw(d, 0.8333333333333333) == 2
+    assert 0.625 / 0.75 > 0.8333333333333333                    # normalizing first gives index 1
+    assert _bonus_draw([v / 0.75 for v in d], 0.8333333333333333) == 1
+
+
+def test_subnormal_fallback():
+    d = [5e-324, 5e-324, 0.0, 0.0]
+    assert 0.9 * 1e-323 == 1e-323                               # u * total rounds up to the total
+    assert _bonus_draw(d, 0.9) == 1
+
+
+# -- part 2: every hidden biased verifier is far above the reference test's threshold -----------------
+def _margin(stats) -> float:
+    """Normal-approximation margin of the most telling scenario: (E[stat] - threshold) / sd, with the
+    non-centrality estimated as stat - df (mean df + lam, variance 2 (df + 2 lam))."""
+    best = -math.inf
+    for stat, df, threshold in stats:
+        if math.isinf(stat):
+            return math.inf
+        lam = max(stat - df, 0.0)
+        best = max(best, (df + lam - threshold) / math.sqrt(2 * (df + 2 * lam)))
+    return best
+
+
+def _combinations():
+    out = []
+    for bias, (accepts, forced) in grader.BIASES.items():
+        for accept in accepts:
+            for bonus in ((True,) if forced.get("bonus") else (True, False)):
+                out.append((bias, accept, bonus, grader.VOCABS[len(out) % len(grader.VOCABS)]))
+    return out
+
+
+@pytest.mark.parametrize("bias,accept,bonus,V", _combinations())
+def test_every_hidden_bias_is_detected(bias, accept, bonus, V):
+    """Every (bias, acceptance, bonus) the grader can draw, against the reference test at seed 0 (V
+    cycles through the vocabulary sizes). The draw method and the source of uniforms do not change a
+    specimen's law. Offline, over seeds 0-19 and V in {3, 4, 5, 6, 8}, the smallest margin was 9.6
+    (one uniform shared across positions, ratio test with bonus); seed 0 must stay clear too."""
+    style = grader.Style(uniforms="own", accept=accept, bonus=bonus)
+    stats = ref.chi2_statistics(grader.Specimen(ref, style, bias, seed=7919, vocab_size=V), V, 0)
+    assert stats is None or _margin(stats) > 6
+
+
+def test_lossless_specimens_pass_the_reference_test():
+    for accept in ("ratio", "onehot", "exact"):
+        for bonus in (True, False):
+            spec = grader.Specimen(ref, grader.Style(uniforms="given", accept=accept, bonus=bonus), None,
+                                   rotation=(0.3, 0.7), vocab_size=5)
+            assert ref.is_lossless(spec, 5, 11)
+
+
+def test_shared_uniform_needs_the_larger_sample(monkeypatch):
+    """With 8,000 rows per scenario the shared-uniform verifier came within a few standard deviations
+    of the threshold (V = 3, seed 5); with 16,000 it is far above."""
+    spec = lambda: grader.Specimen(ref, grader.Style(uniforms="own"), "shared", seed=1005, vocab_size=3)  # noqa: E731
+    big = _margin(ref.chi2_statistics(spec(), 3, 5))
+    monkeypatch.setattr(ref, "ROWS_PER_SCENARIO", 8000)
+    small = _margin(ref.chi2_statistics(spec(), 3, 5))
+    assert small < 6 < 9 < big

@@ -97,6 +97,13 @@ class Grading:
         ``SubmissionRaised`` (with ``.rank`` and ``.per_rank``) propagates."""
         return self.proc.call_spmd(fn, calls)
 
+    def seed_torch(self, seed: int) -> None:
+        """Seed torch's global generators in the child (``torch.manual_seed(seed)``, CPU and CUDA).
+        Then a call that should draw from them (a ``generator=None`` argument) can be compared with
+        the same call given ``torch.Generator(device).manual_seed(seed)``: a submission that uses a
+        private generator instead gives other draws. Take the seed from ``g.salt``."""
+        self.proc.seed_torch(seed)
+
     def raises(self, exc_name: str, fn: str, *args, **kwargs) -> SubmissionRaised:
         """Require ``fn(*args, **kwargs)`` to raise ``exc_name`` (or a subclass of it)."""
         try:

@@ -10,6 +10,8 @@ child -> parent  ``{"op": "hello", "seccomp", "scopes"}`` first, before the subm
 parent -> child  ``{"op": "init", "code", "entrypoints", "limits", "device", "hidden"}``
 child -> parent  ``{"op": "ready"}`` | ``{"op": "invalid", "message"}`` | ``{"op": "raised", ...}``
 parent -> child  ``{"op": "call", "fn", "args", "kwargs"}``
+parent -> child  ``{"op": "seed", "value"}``: ``torch.manual_seed(value)`` (torch's global generators,
+                 CPU and CUDA), answered like a call that returns None
 child -> parent  ``{"op": "result", "value", "cpu"}`` | ``{"op": "raised", "type", "mro", "message",
                  "traceback", "kind"}`` (kind: error | memory | output)
 child -> parent  ``{"op": "pcall", "id", "proxy", "method", "args", "kwargs"}`` (proxy calls, any thread)
@@ -379,6 +381,14 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             return 0
         if op == "spmd":
             client.send(_spmd(module, msg))
+            continue
+        if op == "seed":
+            try:
+                torch.manual_seed(int(msg.get("value", 0)))
+            except BaseException as e:  # noqa: BLE001
+                client.send(_exc_message(e))
+            else:
+                client.send({"op": "result", "value": None, "cpu": _cpu()})
             continue
         if op != "call":
             continue

@@ -204,6 +204,8 @@ class SubmissionProcess:
         op = msg.get("op")
         if op in ("call", "spmd"):
             self.recorder.request(op, str(msg.get("fn")), frame_digest(head, bufs))
+        elif op == "seed":
+            self.recorder.request(op, "torch.manual_seed", frame_digest(head, bufs))
         elif op == "preturn":  # without the child's call id (concurrent ranks number them in any order)
             h, b = encode({k: v for k, v in msg.items() if k != "id"}, self._hook)
             self.recorder.reply(frame_digest(h, b))
@@ -424,6 +426,19 @@ class SubmissionProcess:
                 raise self._fail(Status.MEMORY_LIMIT, f"memory limit exceeded: {msg.get('message', '')}")
             if msg.get("kind") == "output":
                 raise self._fail(Status.OUTPUT_LIMIT, f"output limit exceeded: {msg.get('message', '')}")
+            raise SubmissionRaised(msg)
+        raise self._fail(Status.RUNTIME_ERROR, f"unexpected message from the submission: {str(op)[:40]}")
+
+    def seed_torch(self, seed: int) -> None:
+        """``torch.manual_seed(seed)`` in the child: torch's global generators (CPU and CUDA) in a
+        state the grader knows. The child is untrusted and may ignore it; a grader only compares
+        what the submission returns afterwards with what it returns given a generator in that
+        state."""
+        msg = self._request({"op": "seed", "value": int(seed)})
+        op = msg.get("op")
+        if op == "result":
+            return
+        if op == "raised":
             raise SubmissionRaised(msg)
         raise self._fail(Status.RUNTIME_ERROR, f"unexpected message from the submission: {str(op)[:40]}")
 

@@ -1,4 +1,4 @@
-"""Wrong: a 0-dim floating tensor top_k (torch.tensor(2.0)) is treated as the integer 2 instead of
+"""Wrong (input checks): a 0-dim floating tensor top_k (torch.tensor(2.0)) is treated as the integer 2 instead of
 being rejected like the Python float 2.0."""
 
 

@@ -1,4 +1,4 @@
-"""Wrong: a bool tensor knob is converted to 0/1 instead of being rejected with ValueError (a Python
+"""Wrong (input checks): a bool tensor knob is converted to 0/1 instead of being rejected with ValueError (a Python
 bool is still rejected)."""
 
 

@@ -1,4 +1,4 @@
-"""Wrong: a Python list knob (top_p=[0.9, 0.9]) is converted with torch.tensor instead of being
+"""Wrong (input checks): a Python list knob (top_p=[0.9, 0.9]) is converted with torch.tensor instead of being
 rejected with ValueError."""
 
 

@@ -1,4 +1,4 @@
-"""Wrong: a Python bool knob (top_k=True) is taken as the int 1 (bool is a subclass of int) instead of
+"""Wrong (input checks): a Python bool knob (top_k=True) is taken as the int 1 (bool is a subclass of int) instead of
 being rejected with ValueError."""
 
 

@@ -1,4 +1,4 @@
-"""Wrong: when every row has temperature 0 the other knobs are never validated (they do not change a
+"""Wrong (input checks): when every row has temperature 0 the other knobs are never validated (they do not change a
 greedy row), so an invalid top_p, min_p, top_k or order is accepted."""
 
 import math

@@ -1,4 +1,4 @@
-"""Wrong: range checks written as "reject if value < low or value > high": every comparison with NaN
+"""Wrong (input checks): range checks written as "reject if value < low or value > high": every comparison with NaN
 is False, so a NaN temperature, top_p or min_p is accepted."""
 
 import math

@@ -1,4 +1,4 @@
-"""Known-wrong: checks q = 0 for a drafted token only up to the first rejection (lazily, while running
+"""Known-wrong (input checks): checks q = 0 for a drafted token only up to the first rejection (lazily, while running
 the accept tests), so a draft with q = 0 after a guaranteed rejection does not raise ValueError.
 (Its is_lossless is not implemented.)"""
 
