@@ -1,12 +1,13 @@
 """Hidden grader for headline-claim-check.
 
 Cases: active parameters and KV bytes of the four table models and made-up ones (tied LM head,
-MLA without a query LoRA, MoE with dense first layers and no shared expert, GQA with one KV
-head); claims that are physical, need one condition, several, or none can rescue; per-node
+MLA without a query LoRA, MLA with v_head_dim != qk_nope_head_dim, MoE with dense first layers
+and no shared expert, GQA with one KV head); claims that are physical, need one condition, several, or none can rescue; per-node
 (n_gpus = 8) claims; FP8/INT4 weights and FP8/INT4 KV (INT4 is 0.5 bytes, never 0); a context so
 long that no batch helps; the batch's memory check where GB vs GiB flips the answer both ways;
 then every ValueError of the statement as input checks. Ceilings are kept away from integer
-boundaries.
+boundaries, except in the binary-exact cases (fraction_of_peak exactly 1 and 4,
+max_weight_bytes_per_param exactly 0.5), which hit the statement's <= and >= exactly.
 """
 
 from __future__ import annotations
@@ -32,7 +33,21 @@ MLA_NO_QLORA = dataclasses.replace(DEEPSEEK_V3, name="made-up-mla-no-q-lora", n_
 MOE_NO_SHARED = dataclasses.replace(MIXTRAL_8X7B, name="made-up-moe", n_routed_experts=16, experts_per_token=4,
                                     moe_ffn_size=4096, first_dense_layers=2, ffn_size=11008)
 MQA = dataclasses.replace(LLAMA_3_1_8B, name="made-up-mqa", n_kv_heads=1, n_layers=20)
-MODELS = [LLAMA_3_1_8B, LLAMA_3_1_70B, MIXTRAL_8X7B, DEEPSEEK_V3, TIED_SMALL, MLA_NO_QLORA, MOE_NO_SHARED, MQA]
+# Every real MLA model here has v_head_dim == qk_nope_head_dim (128): this one does not (192 vs 96), so
+# an o-projection or kv_b sized with qk_nope_head_dim in place of v_head_dim shows.
+MLA_WIDE_V = dataclasses.replace(DEEPSEEK_V3, name="made-up-mla-wide-v", n_layers=12, hidden_size=3072, n_heads=24,
+                                 n_kv_heads=24, ffn_size=8192, vocab_size=65536, n_routed_experts=32,
+                                 n_shared_experts=1, experts_per_token=4, moe_ffn_size=1024, first_dense_layers=2,
+                                 q_lora_rank=768, kv_lora_rank=256, qk_nope_head_dim=96, qk_rope_head_dim=32,
+                                 v_head_dim=192, head_dim=128)
+MODELS = [LLAMA_3_1_8B, LLAMA_3_1_70B, MIXTRAL_8X7B, DEEPSEEK_V3, TIED_SMALL, MLA_NO_QLORA, MOE_NO_SHARED, MQA,
+          MLA_WIDE_V]
+# A made-up model whose active parameter count is exactly 2**29 (16 layers of 2**24: attention 2**22 with
+# d = 1024, 8 heads of 128, 8 KV heads, plus an MLP of 3 * 1024 * 4096; LM head 1024 * 262144 = 2**28) and
+# whose BF16 KV is 2**16 bytes per token: with power-of-two claims and bandwidths every quantity below is
+# exact in binary floating point, whatever the order of the operations.
+BINARY_MODEL = ModelConfig(name="made-up-binary-2^29", n_layers=16, hidden_size=1024, n_heads=8, n_kv_heads=8,
+                           head_dim=128, ffn_size=4096, vocab_size=262144, max_context=131072)
 FAST = dataclasses.replace(H200_SXM, name="made-up-fast", hbm_bytes_per_s=12e12, hbm_bytes=288 * 10**9)
 
 
@@ -87,6 +102,9 @@ def grade(g: Grading) -> None:
         ("mla-made-up", (MLA_NO_QLORA, H100_SXM, 900.0, 8192, B, B, 1, 2, 4.0)),
         ("moe-made-up", (MOE_NO_SHARED, B200, 700.0, 16384, F8, F8, 1, 3, 1.3)),
         ("mqa-made-up", (MQA, A100_SXM_80GB, 400.0, 65536, B, F8, 1, 8, 2.0)),
+        # v_head_dim (192) != qk_nope_head_dim (96): the o and kv_b projections must use v_head_dim
+        ("mla-wide-v-made-up", (MLA_WIDE_V, H100_SXM, 3000.0, 8192, B, B, 1, 4, 2.5)),
+        ("mla-wide-v-fp8", (MLA_WIDE_V, H100_SXM, 4000.0, 4096, F8, F8, 1, 1, 1.2)),
         ("70b-int4-weights-int4-kv", (LLAMA_3_1_70B, H200_SXM, 75.0, 32768, I4, I4, 1, 2, 2.0)),
         # INT4 KV is 0.5 bytes per element: 6.55 GB of KV at 200K tokens makes 190 tok/s unphysical (1.22x the
         # H100); an INT4 KV truncated to 0 bytes would call it physical.
@@ -108,6 +126,20 @@ def grade(g: Grading) -> None:
     binary = dataclasses.replace(H100_SXM, name="made-up-binary", hbm_bytes_per_s=float(p8 * 512))
     for name, args in [("speculation-exact-tie", (LLAMA_3_1_8B, binary, 2048.0, 0, F8, B, 1, 2, 4.0)),
                        ("speculation-just-short", (LLAMA_3_1_8B, binary, 2048.0, 0, F8, B, 1, 2, 3.999))]:
+        with g.case(f"claim-{name}"):
+            _check(g.call("check_claim", *args), ref.check_claim(*args))
+    # Exact boundaries on a model of 2**29 parameters (see BINARY_MODEL; every float step is exact):
+    # - FP8 weights (2**29 B) + 1024 tokens of FP8 KV (2**25 B) at 2048 tok/s on 17 * 2**36 B/s: fraction_of_peak
+    #   is exactly 1.0, which is physical (<= 1); min_gpus = min_batch = 1 exactly.
+    # - BF16 weights (2**30 B) + 2048 tokens of BF16 KV (2**27 B) at 2048 tok/s on 3 * 2**38 B/s: BW/N - K =
+    #   2**28 B, so max_weight_bytes_per_param is exactly 0.5 and "quantization" (>= 0.5, INT4) counts.
+    pb = ref.decode_weight_params(BINARY_MODEL)
+    if pb != 2**29 or ref.kv_bytes_per_token(BINARY_MODEL, B) != 2**16:
+        raise RuntimeError("BINARY_MODEL is not the power-of-two model it should be")
+    at_peak = dataclasses.replace(H100_SXM, name="made-up-exactly-at-peak", hbm_bytes_per_s=float(17 * 2**36))
+    int4_edge = dataclasses.replace(H100_SXM, name="made-up-int4-edge", hbm_bytes_per_s=float(3 * 2**38))
+    for name, args in [("fraction-exactly-1-is-physical", (BINARY_MODEL, at_peak, 2048.0, 1024, F8, F8, 1, 1, 1.0)),
+                       ("int4-exactly-enough", (BINARY_MODEL, int4_edge, 2048.0, 2048, B, B, 1, 1, 1.5))]:
         with g.case(f"claim-{name}"):
             _check(g.call("check_claim", *args), ref.check_claim(*args))
     # Input checks (the statement's ValueErrors), after every core case.
