@@ -7,7 +7,8 @@ relative, so |err| <= 1e-5 + 2.5e-7 * p, which at p = 100000 is 0.025 rad; a bf1
 at p = 257.
 
 Cases: cos/sin over positions up to 131071 for several head_dims and bases (1e4, 5e5, 1e6);
-apply_rope in both pairings with per-row positions (a ragged batch), bf16/float64 inputs; the
+apply_rope in both pairings with per-row positions (a ragged batch), bf16/float64 inputs
+(float64 inputs at a float64 tolerance, 1e-10 + 1e-12 p, that any float32 step misses); the
 DOMAIN-NOTES examples (x = [1,2,3,4] and x = [1,0,0,0] at position 1); the relative-position
 property (q.k after rotation depends only on the position difference) and the layout
 equivalence (half-split of a permuted vector = permuted interleaved), both layouts; position
@@ -45,6 +46,15 @@ def truth_rope(x, positions, base, interleaved):
 
 def angle_tol(positions):
     return 1e-5 + 2.5e-7 * positions.to(torch.float64)
+
+
+def angle_tol_float64(positions):
+    """A float64 computation (any order: base ** (-2k/d), 1 / base ** (2k/d), exp(-2k/d * log(base)),
+    complex polar) is off by a few 1e-16 relative in inv_freq, so by <= ~2e-15 p rad in the angle and
+    ~1e-15 |x| in the rotation: 1e-10 + 1e-12 p leaves a margin of several hundred. Any float32 step
+    (x, cos/sin, inv_freq or the products) costs at least 2**-24 relative, ~6e-8 |x|: a miss by 300x at
+    small positions, and by 1e4x or more at large ones (float32 inv_freq: ~6e-8 p rad)."""
+    return 1e-10 + 1e-12 * positions.to(torch.float64)
 
 
 def check_close(name, got, want, tol, positions_for_msg=None):
@@ -95,7 +105,10 @@ def grade(g: Grading) -> None:
         want = truth_rope(x, positions, base, interleaved)
         expect_tensor(out, want.to(x.dtype), name=name, rtol=math.inf, atol=math.inf)
         m = 2.0 * float(x.double().abs().max())
-        tol = angle_tol(positions)[:, None, :, None].cpu() * m
+        if x.dtype == torch.float64:   # float64 angles and rotation: float32 anywhere misses by >= 1e-8 |x|
+            tol = angle_tol_float64(positions)[:, None, :, None].cpu() * m
+        else:
+            tol = angle_tol(positions)[:, None, :, None].cpu() * m
         if x.dtype in (torch.bfloat16, torch.float16):
             tol = tol + 8e-3 * want.abs().cpu() + 1e-6
         check_close(name, out, want, tol, positions[:, None, :, None].expand(want.shape).cpu())
@@ -127,6 +140,13 @@ def grade(g: Grading) -> None:
                 x = torch.randn(2, 2, 6, 32, generator=g.rng(200 + c), dtype=torch.float64).to(dt).to(dev)
                 pos = torch.randint(0, 120000, (2, 6), generator=g.rng(210 + c)).to(dev)
                 check_apply(x, pos, 10000.0, inter)
+
+    for c, (b, l, d, base, hi) in enumerate([(3, 9, 16, 10000.0, 64), (2, 5, 128, 500000.0, 131072)]):
+        for inter in (False, True):   # float64 inputs: float64 angles, cos/sin and rotation
+            with g.case(f"apply-float64-precision-D{d}-{'interleaved' if inter else 'half-split'}"):
+                x = torch.randn(b, 2, l, d, generator=g.rng(230 + c), dtype=torch.float64).to(dev)
+                pos = torch.randint(0, hi, (b, l), generator=g.rng(240 + c)).to(dev)
+                check_apply(x, pos, base, inter)
 
     for inter in (False, True):   # small positions: the angle tolerance is tight, bf16 arithmetic shows
         with g.case(f"apply-bfloat16-small-positions-{'interleaved' if inter else 'half-split'}"):
