@@ -5,7 +5,7 @@ made-up GPU, BF16 and FP8, memory-bound and compute-bound batches (power rising 
 TDP), nonzero overhead, batches out of order and repeated, a batch that does not fit; measured
 reports where power or throughput moves more, TP groups (per-GPU vs per-node); GB vs GiB at the
 capacity check (a step of 75.4 GB fits the H100's 80e9 bytes: core; 80.7 GB does
-not: input check). Then every ValueError of the statement as input checks (readings above the TDP
+not: input check), and a step of exactly 80e9 bytes, which fits (core). Then every ValueError of the statement as input checks (readings above the TDP
 included), after the core cases.
 """
 
@@ -70,6 +70,9 @@ def grade(g: Grading) -> None:
         # 75.4 GB per step: fits the H100's 80e9 bytes, though not 80e9 bytes counted as 74.5 GiB
         ("fits-in-80-gb", (H100_SXM, DType.BF16, 70.0e9, 131072, 4096, 15.1e9, [1, 10], 350.0, 0.0)),
         ("fractional-kv-bytes", (H100_SXM, DType.BF16, 3.0e9, 0.5, 1000, 6.0e9, [1, 7, 64], 350.0, 0.0)),
+        # batch 8 reads exactly 80e9 bytes, the H100's capacity: 75,705,032,704 B of weights + 8 x 4096 x 131072
+        # B of KV (every term an integer below 2**53, so exact in any order). "Exceeds" is >, so it fits.
+        ("exactly-fills-hbm", (H100_SXM, DType.BF16, 75_705_032_704.0, 131072, 4096, 15.1e9, [1, 8], 350.0, 0.0)),
     ]
     for name, args in curves:
         with g.case(f"curve-{name}"):
