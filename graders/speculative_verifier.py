@@ -148,14 +148,24 @@ class Specimen:
 
     def _sample(self, dist: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
         """One token per row of the unnormalized dist (R, V), by the style's draw."""
+        # Rows drawn here include padding columns (a correction per column, exact match's target
+        # sample per column), whose content is the caller's: any non-negative values, all zeros
+        # included. Every method must return an index in [0, V) for those rows without raising;
+        # what it returns there is never emitted by a lossless specimen. On a row with positive
+        # mass the law is the row's normalized distribution, as before.
         d = self.style.draw
         if d == "gumbel":
             e = -torch.log1p(-self._own(*dist.shape))                    # Exp(1)
-            return (dist / e).argmax(-1)
+            # a zero-mass token never wins (0 / e, and 0 / 0 = NaN when e == 0, would tie or win)
+            return torch.where(dist > 0, dist / e, -1.0).argmax(-1)
         if d == "multinomial":
             if dist.shape[0] == 0:
                 return torch.zeros(0, dtype=torch.int64)
-            return torch.multinomial(dist / dist.sum(-1, keepdim=True), 1, generator=self.gen).squeeze(-1)
+            # scaled by the row's maximum (a sum of huge masses may overflow), an all-zero row
+            # (padding) drawn uniformly: torch.multinomial raises on a row without mass
+            top = dist.amax(-1, keepdim=True)
+            w = torch.where(top > 0, dist / torch.where(top > 0, top, 1.0), 1.0)
+            return torch.multinomial(w, 1, generator=self.gen).squeeze(-1)
         return self.ref._draw(dist, self._own(dist.shape[0]) if u is None else u)
 
     def __call__(self, draft_token_ids, draft_probs, target_probs, num_draft_tokens, accept_uniforms,

@@ -171,3 +171,78 @@ def test_shared_uniform_needs_the_larger_sample(monkeypatch):
     monkeypatch.setattr(ref, "ROWS_PER_SCENARIO", 8000)
     small = _margin(ref.chi2_statistics(spec(), 3, 5))
     assert small < 6 < 9 < big
+
+
+# -- part 2: every specimen accepts any padding content the statement allows -------------------------
+def _every_specimen():
+    """Every (bias or None, style) a grading can draw, over all four style choices."""
+    out = []
+    for bias in (None, *grader.BIASES):
+        accepts = ("ratio", "onehot", "exact") if bias is None else grader.BIASES[bias][0]
+        for uniforms in ("given", "own"):
+            for accept in accepts:
+                for draw in ("icdf", "gumbel", "multinomial"):
+                    for bonus in (True, False):
+                        out.append((bias, grader.Style(uniforms=uniforms, accept=accept, draw=draw, bonus=bonus)))
+    return out
+
+
+def _padded_batch(padding: str, B=96, K=3, V=5, dtype=torch.float64):
+    """A part-1 batch with rows of every n (0..K), its padding columns (draft j >= n, target j > n)
+    filled as a caller may: all zeros with ids -1 (a statistical test's natural filler), or zeros,
+    the smallest subnormal, the largest finite value (rows whose sum overflows) and ordinary values,
+    with ids far outside [0, V)."""
+    g = torch.Generator().manual_seed(17)
+    args = grader._batch(g, B, K, V, dtype=dtype)
+    n = torch.arange(B) % (K + 1)
+    args[3] = n
+    pad_q = torch.arange(K)[None] >= n[:, None]
+    pad_p = torch.arange(K + 1)[None] > n[:, None]
+    if padding == "zeros":
+        fill_q, fill_p, ids = torch.zeros(B, K, V), torch.zeros(B, K + 1, V), torch.full((B, K), -1)
+    else:
+        fi = torch.finfo(dtype)                                           # finite: inf is not tested
+        values = torch.tensor([0.0, fi.smallest_normal * fi.eps, fi.max, 0.25, 3.0], dtype=dtype)
+        pick = lambda *s: values[torch.randint(0, 5, s, generator=g)]  # noqa: E731
+        fill_q, fill_p, ids = pick(B, K, V), pick(B, K + 1, V), torch.randint(-(1 << 40), 1 << 40, (B, K), generator=g)
+    args[0] = torch.where(pad_q, ids, args[0])
+    args[1] = torch.where(pad_q[..., None], fill_q.to(dtype), args[1])
+    args[2] = torch.where(pad_p[..., None], fill_p.to(dtype), args[2])
+    return args
+
+
+@pytest.mark.parametrize("padding", ["zeros", "anything"])
+def test_every_specimen_accepts_any_padding(padding):
+    """A correct is_lossless may fill the padding columns with zero probabilities and -1 ids (the
+    statement: the padding is the caller's to fill); multinomial-drawing specimens used to raise
+    "probability tensor contains either inf, nan or element < 0" on those all-zero rows. Every
+    specimen must answer within the output contract, in float64 and float32."""
+    for dtype in (torch.float64, torch.float32):
+        args = _padded_batch(padding, dtype=dtype)
+        n = args[3]
+        for bias, style in _every_specimen():
+            ids, num = grader.Specimen(ref, style, bias, seed=3, rotation=(0.3, 0.6), vocab_size=5)(*args)
+            where = f"{bias} {style} {dtype}"
+            assert ((num >= 1) & (num <= n + 1)).all(), where
+            emitted = torch.arange(ids.shape[1])[None] < num[:, None]
+            assert ((ids >= 0) & (ids < 5))[emitted].all() and (ids[~emitted] == -1).all(), where
+
+
+def _zero_padding(spec):
+    """A verifier that hands spec the caller's inputs with every padding column zeroed and -1 ids."""
+    def call(tok, q, p, n, au, su):
+        pad_q = torch.arange(tok.shape[1])[None] >= n[:, None]
+        pad_p = torch.arange(tok.shape[1] + 1)[None] > n[:, None]
+        return spec(torch.where(pad_q, -1, tok), torch.where(pad_q[..., None], 0.0, q),
+                    torch.where(pad_p[..., None], 0.0, p), n, au, su)
+    return call
+
+
+def test_lossless_specimens_pass_a_zero_padding_test():
+    """The reference test with zero padding (through the wrapper): the drawing methods that read
+    padding columns stay lossless."""
+    for accept, draw in (("ratio", "multinomial"), ("onehot", "multinomial"), ("exact", "multinomial"),
+                         ("exact", "gumbel")):
+        spec = grader.Specimen(ref, grader.Style(uniforms="own", accept=accept, draw=draw), None, seed=5,
+                               vocab_size=4)
+        assert ref.is_lossless(_zero_padding(spec), 4, 23)
