@@ -18,8 +18,9 @@ ones. Nothing about a specimen can be learnt from an earlier grading and replaye
   from the salt too;
 - a specimen refuses (ValueError) a call whose V differs from the ``vocab_size`` it was asked
   about;
-- one more case asks ``is_lossless`` about the same deterministic lossless verifier with two
-  seeds and requires the verifier calls to differ (a test that ignores its seed is a fixed
+- two more cases ask ``is_lossless`` about one deterministic lossless verifier: twice with the
+  same seed, requiring identical verifier calls (the same seed must give the same test), and
+  with a second seed, requiring the calls to differ (a test that ignores its seed is a fixed
   probe, which is what a lookup table needs).
 
 False alarms and misses. The grader runs no statistical test of its own: part 2's verdict is the
@@ -29,7 +30,10 @@ is_lossless), so the question is how often a salt makes a specimen hard for the 
 (3 scenarios of 16,000 rows, joint of 3 tokens, chi-square at z = 6):
 - a lossless specimen is called biased with probability about 1e-9 per scenario (the chi-square
   threshold; any lossless style is lossless exactly), so about 3e-8 per grading over the 7
-  lossless specimens and the seed case's 2 calls;
+  lossless specimens and the seed cases' 3 calls (10 calls, 30 scenarios). The seed cases add no
+  false alarm of their own: a test seeded from `seed` sends a deterministic verifier the same
+  calls on the same seed, every time; two seeds send the same calls only if the test's inputs
+  collide, which a test of thousands of random rows never does;
 - a biased specimen: for every (bias, acceptance rule, bonus) the grader can draw (the draw method
   and the source of uniforms do not change a specimen's law) we ran the reference test on seeds
   0-19 and V in {3, 4, 5, 6, 8} (100 runs each) and took the margin of its most telling scenario,
@@ -680,22 +684,36 @@ def _part2(g: Grading, ref) -> None:
                 fail(f"is_lossless returned {got}, but this verifier is {DESCRIPTION[bias]} "
                      f"(style: {_style_text(style)}; vocab_size={V}, {len(spec.digests)} verifier calls)")
 
+    # The seed cases: a deterministic lossless verifier (the given uniforms through a secret
+    # rotation, inverse-CDF draws) gives the same outputs on the same inputs, so a test sends it the
+    # same calls in two runs exactly when the two runs are the same test. With seed a twice the
+    # calls must be identical (a test seeded from the clock or the OS is not reproducible); with
+    # seeds a and b they must differ (a test that ignores its seed is a fixed probe, which is what
+    # a lookup table of verifier outputs needs).
+    style = _random_style(rnd, ("ratio", "onehot"), {"uniforms": "given", "draw": "icdf"})
+    V = rnd.choice(VOCABS)
+    rotation = (rnd.random(), rnd.random())
+    seeds = rnd.sample(range(1 << 31), 2)
+
+    def run(seed: int) -> list[str]:
+        spec = Specimen(ref, style, None, rotation=rotation, vocab_size=V)
+        got = _ask(g, spec, V, seed)
+        if got is not True:
+            fail(f"is_lossless returned {got}, but this verifier is lossless (style: {_style_text(style)}; "
+                 f"vocab_size={V}, seed={seed})")
+        return spec.digests
+
+    first: list[list[str]] = []
+    with g.case("is_lossless: the same seed gives the same test"):
+        first.append(run(seeds[0]))
+        again = run(seeds[0])
+        if again != first[0]:
+            same = sum(a == b for a, b in zip(first[0], again))
+            fail(f"asked twice with seed {seeds[0]} about the same deterministic verifier, is_lossless sent "
+                 f"{len(first[0])} then {len(again)} call(s), {same} of them identical: the same seed must give "
+                 "the same test (seed the generator with `seed`, not from the clock or the OS)")
     with g.case("is_lossless: two seeds give two different tests"):
-        # A deterministic lossless verifier (the given uniforms through a secret rotation,
-        # inverse-CDF draws): the same inputs give the same outputs, so two runs send the same
-        # calls exactly when the test ignores its seed.
-        style = _random_style(rnd, ("ratio", "onehot"), {"uniforms": "given", "draw": "icdf"})
-        V = rnd.choice(VOCABS)
-        rotation = (rnd.random(), rnd.random())
-        seeds = rnd.sample(range(1 << 31), 2)
-        runs = []
-        for seed in seeds:
-            spec = Specimen(ref, style, None, rotation=rotation, vocab_size=V)
-            got = _ask(g, spec, V, seed)
-            if got is not True:
-                fail(f"is_lossless returned {got}, but this verifier is lossless (style: {_style_text(style)}; "
-                     f"vocab_size={V}, seed={seed})")
-            runs.append(spec.digests)
+        runs = [first[0] if first else run(seeds[0]), run(seeds[1])]
         if runs[0] == runs[1]:
             fail(f"is_lossless sent the verifier exactly the same {len(runs[0])} call(s) for seeds {seeds[0]} and "
                  f"{seeds[1]}: draw the test's randomness from `seed`")
