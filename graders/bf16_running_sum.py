@@ -164,6 +164,26 @@ def grade(g: Grading) -> None:
             if model.error(model.max_len, [got]) > TOL:
                 fail("upcasting the returned state does not fix the model")  # unreachable by construction
 
+    # tol equal to the error with the culprit upcast (the same float64, so equality is exact):
+    # that set is fixed ("error <= tol"). The culprit comes first, so every half bisection tries
+    # holds it, down to [culprit] alone, whose error is exactly tol.
+    with g.case("culprit-tol-equals-fixed-error"):
+        model, culprit = make_variant(8100, 5, "softmax_denominator", "bf16", "first", max_len=2048)
+        ctx = 2048
+        tol = model.error(ctx, [culprit])
+        for spec in model.states:   # upcasting a state never raises its error, so every S with the culprit is <= tol
+            up = model.term(spec.name, "fp32") - model.term(spec.name, "fp64")
+            own = model.term(spec.name, spec.dtype) - model.term(spec.name, "fp64")
+            assert max(abs(up[:ctx])) <= max(abs(own[:ctx])) or spec.name == culprit, spec.name
+        assert model.names[0] == culprit and model.error(ctx, model.names[1:]) > tol
+        model.calls = 0
+        got = g.call("find_culprit", _host(g, model), ctx, tol)
+        if got != culprit:
+            fail(f"find_culprit returned {str(got)[:60]!r}; with {culprit!r} upcast the error at {ctx} tokens "
+                 f"equals tol exactly ({tol!r}), and error <= tol means fixed")
+        if model.calls > _budget_states(len(model.names)):
+            fail(f"found it, but with {model.calls} calls to model.error for {len(model.names)} states")
+
     with g.case("culprit-single-state"):
         model = RunningSumModel([StateSpec("layers.0.position", "position", "bf16")], seed=5, max_len=1024)
         got = g.call("find_culprit", _host(g, model), 1024, TOL)

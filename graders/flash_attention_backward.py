@@ -8,7 +8,8 @@ scores around -150 (lse far from 0, so an unscaled or shifted exponent is visibl
 scale != 1/sqrt(d) (so an unscaled logsumexp cannot hide), bf16/fp16/float64, and a long causal
 case (N = 12288, float32) where an N x N float32 matrix alone exceeds the memory limit, once
 with 256 x 256 tiles and once with block_q = N, block_k = 64 (a B_q x N row block is N x N
-again); and a bf16 case with a large D = rowsum(dO * O), where D rounded to bf16 is visible.
+again); and a bf16 case with a large D = rowsum(dO * O), where D rounded to bf16 is visible; and a bf16
+case where most products dO * O round upwards in bf16, so D from bf16 products is visible.
 """
 
 from __future__ import annotations
@@ -188,6 +189,17 @@ def grade(g: Grading) -> None:
         do = (1.0 + torch.randn(1, 1, n, d, generator=g.rng(1013), dtype=torch.float64)).to(torch.bfloat16).to(dev)
         check_backward(g, q, k, v, do, True, 64, 64)
 
+    # D's products taken in bf16 (dO * O rounded per element, then summed in float32): rounding
+    # errors of random products cancel in the sum, so here 112 of the 128 columns of V are equal
+    # across keys (O there is exactly that value, whatever P) and dO is chosen so that each of
+    # those products rounds upwards in bf16 by 0.35 to 0.5 of a spacing: D in float32 is exact,
+    # D from bf16 products is about 0.6 too large, several times the tolerance.
+    with g.case("backward-bfloat16-N256-d128-products-round-up"):
+        n, d = 256, 128
+        q, k = rnd(1050, 1, 1, n, d, dtype=torch.bfloat16), rnd(1051, 1, 1, n, d, dtype=torch.bfloat16)
+        v, do = _rounds_up_products(g.rng(1052), n, d, 112)
+        check_backward(g, q, k, v.to(dev), do.to(dev), True, 64, 64)
+
 
     # -- input checks (scored beside the verdict; run last) ----------------------------------------
     q = rnd(999, 1, 1, 8, 4)
@@ -205,6 +217,26 @@ def grade(g: Grading) -> None:
     for name, args, kwargs in checks:
         with g.case(name, group=INPUT_CHECKS):
             g.raises("ValueError", "flash_attention_backward", *args, **kwargs)
+
+def _rounds_up_products(gen, n, d, m):
+    """v, do of shape (1, 1, n, d) in bf16: v's first m columns hold one value per column for every
+    key (bf16 mantissa with its last bit set), and do in those columns is picked, per element, among
+    the 128 bf16 values in [1, 2) whose exact product with that value rounds upwards in bf16 by
+    0.35 to 0.5 of a spacing; the remaining columns of both are 1 + N(0, 1)."""
+    bf = torch.bfloat16
+    w = 1.0 + (2 * torch.randint(0, 63, (m,), generator=gen).double() + 1) / 128   # 1 + 127/128 never rounds up
+    cand = 1.0 + torch.arange(128, dtype=torch.float64) / 128
+    prod = cand[None, :] * w[:, None]                                             # (m, 128), exact in float64
+    spacing = torch.ldexp(torch.ones_like(prod), torch.frexp(prod).exponent - 8)
+    up = (prod.to(bf).double() - prod) / spacing
+    ok = ((up >= 0.35) & (up <= 0.5)).double()                                    # every row has some
+    pick = (ok * (1.0 + torch.rand(n, m, 128, generator=gen, dtype=torch.float64))).argmax(-1)   # (n, m)
+    v = 1.0 + torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64)
+    do = 1.0 + torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64)
+    v[..., :m] = w
+    do[..., :m] = cand[pick]
+    return v.to(bf), do.to(bf)
+
 
 def _long_case(g, rnd, n, d, bq, bk, seed, samples):
     """Causal float32 backward at length n; float64 truth on sampled query rows (dq) and key rows (dk, dv)."""

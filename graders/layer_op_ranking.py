@@ -1,7 +1,8 @@
 """Hidden cases for layer-op-ranking: dense GQA models (tabled and made-up: MHA, MQA with wide
 heads, seeded random), the four GPUs and a made-up one, batches on both sides of the ridge,
 contexts from 1 (attention never leads: the flip batch is None) to 128K, with and without launch
-overhead; then the input checks (every ValueError of the statement, a dense MLA model and
+overhead; elementwise outgrowing attention (None although attention's slope beats every GEMM's);
+exact FLOPs-time = bytes-time ties in remedies; then the input checks (every ValueError of the statement, a dense MLA model and
 n_kv_heads = 0 included). Cases whose answer hinges on a float tie are skipped."""
 
 from __future__ import annotations
@@ -160,6 +161,34 @@ def grade(g: Grading) -> None:
         if not isinstance(out, (list, tuple)) or list(out) != exp:
             fail("o_proj and attention take exactly the same time here: equal times keep the "
                  "table's order")
+    # Narrow layer, 256 query heads on one KV head: per sequence, elementwise moves more bytes
+    # (~69K activation values) than attention reads or computes up to L ~ 265, so attention never
+    # leads although its slope beats every GEMM's; the answer is None.
+    with_wide_acts = ModelConfig(name="wide-activations", n_layers=1, hidden_size=256, n_heads=256, n_kv_heads=1,
+                                 head_dim=128, ffn_size=256, vocab_size=1000)
+    for L in (150, 200, 250):
+        exp = ref.ranking_flip_batch(with_wide_acts, specs.H100_SXM, DType.BF16, L, 0.0)
+        assert exp is None, exp
+        with g.case(f"flip-elementwise-outgrows-attention-L{L}"):
+            _exact_or_none(g.call("ranking_flip_batch", with_wide_acts, specs.H100_SXM, DType.BF16, L, 0.0), exp,
+                           "flip batch")
+    # Powers of two again: peak / bandwidth = 16, so at batch 16 every GEMM's FLOPs time equals its
+    # bytes time exactly, and with 16 query heads per KV head so does attention's: all at the roof.
+    binary16 = dataclasses.replace(specs.H100_SXM, name="binary-16", bf16_dense_flops=float(2**44),
+                                   hbm_bytes_per_s=float(2**40))
+    group16 = ModelConfig(name="group-16", n_layers=1, hidden_size=1024, n_heads=32, n_kv_heads=2,
+                          head_dim=128, ffn_size=4096, vocab_size=1000)
+    with g.case("remedies-flops-time-equals-bytes-time"):
+        out = g.call("remedies", group16, binary16, DType.BF16, 16, 1000)
+        exp = ref.remedies(group16, binary16, DType.BF16, 16, 1000)
+        assert all(exp[op] == "none" for op in OPS[:5]), exp
+        if not isinstance(out, dict) or set(out) != set(OPS):
+            fail(f"remedies must return a dict with exactly the keys {list(OPS)}")
+        for op in OPS:
+            if out[op] != exp[op]:
+                fail(f"[{op!r}]: got {out[op]!r}; FLOPs time equals bytes time exactly here, which is "
+                     "compute-bound (FLOPs time >= bytes time): at the roof, remedy 'none'")
+
     # Input checks last (a submission that dies on one must not take core cases with it).
     m, gpu, bf = specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16
     dense_mla = dataclasses.replace(specs.DEEPSEEK_V3, name="dense-mla", n_routed_experts=0, n_shared_experts=0,

@@ -115,7 +115,9 @@ def grade(g: Grading) -> None:
 
     # 5. smallest batch for a share of the experts
     for E, k, f in [(256, 8, 0.5), (256, 8, 0.9), (256, 8, 0.99), (8, 2, 0.95), (160, 6, 0.3), (64, 64, 0.7),
-                    (1000, 1, 0.0015), (40, 3, 0.999999)]:
+                    (1000, 1, 0.0015), (40, 3, 0.999999),
+                    # binary-exact ties: the share of B = 2, 3, 2, 1 equals fraction exactly ("reaches" is >=)
+                    (4, 2, 0.75), (8, 4, 0.875), (4, 1, 0.4375), (4, 2, 0.5)]:
         with g.case(f"batch-for-fraction-E{E}-k{k}-f{f}"):
             expect_equal(g.call("batch_for_expert_fraction", E, k, f), ref.batch_for_expert_fraction(E, k, f))
     for name, args in [("fraction-1", (8, 2, 1.0)), ("fraction-0", (8, 2, 0.0)), ("negative", (8, 2, -0.5)),
