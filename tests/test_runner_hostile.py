@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from runner_support import FIXTURE_CONTENT, ROOT, sandbox_modes
+from runner_support import ROOT, sandbox_modes
 from inferprep import catalog
 from inferprep.runner import forkserver, judge, sandbox
 from inferprep.runner.process import drain_cleanups

@@ -38,15 +38,12 @@ exits when the parent closes the control socket, and its pid namespace takes its
 from __future__ import annotations
 
 import array
-import ctypes
-import errno
 import gc
 import io
 import json
 import logging
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -62,7 +59,7 @@ log = logging.getLogger("inferprep.runner.warm")
 
 SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN")
 IDLE_BEFORE_SPARE_S = 0.05
-WORKDIR = "/tmp"
+WORKDIR = scopes.TMP  # each child's own tmpfs: its working folder
 
 
 
@@ -410,7 +407,7 @@ class WarmPool:
             pid = int(json.loads(line)["pid"])
         except BaseException:
             lease.release()
-            shutil.rmtree(scratch, ignore_errors=True)
+            sandbox.remove_tree(scratch)
             raise
         launched = WarmLaunched(_WarmProc(pid), parent_sock, stdout_path, stderr_path, scratch, lease, self.mode,
                                 extra={"workdir": workdir, "warm": True}, uid_used=lease.uid)

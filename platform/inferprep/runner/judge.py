@@ -77,17 +77,17 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     verdict is the whole truth)."""
     if salt is None:
         salt = secrets.randbits(63)
-    shown = 0
+    shown = seen = 0  # cases told to ``progress`` so far; cases finished in this attempt
 
     def relay(case: CaseResult) -> None:
-        nonlocal shown
-        relay.seen += 1
-        if progress is not None and relay.seen > shown:
+        nonlocal shown, seen
+        seen += 1
+        if progress is not None and seen > shown:
             shown += 1
             progress(case)
 
     for attempt in range(PLATFORM_RETRIES + 1):
-        relay.seen = 0
+        seen = 0
         if recorder is not None:
             recorder.reset()  # a retried attempt records afresh
         verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,

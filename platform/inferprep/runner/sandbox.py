@@ -476,18 +476,24 @@ TMP_QUOTA_MIB = 128
 the cold and the warm path."""
 
 
-def allowed_roots() -> list[Path]:
-    """Folders the child sees, read-only, besides the system folders: the Python install, the
-    venv, the ``inferprep`` package. Nothing else of the host (no /run, /var, /home, /root, /srv,
-    /mnt, no data directory, no checkout beyond the package, no socket files)."""
-    want = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix),
-            Path(os.path.realpath(sys.executable)).parent.parent, paths.PACKAGE_DIR}
-    roots = sorted({p.resolve() for p in want if p.exists()}, key=lambda p: len(p.parts))
+@functools.lru_cache(maxsize=1)
+def _allowed_roots() -> tuple[Path, ...]:
+    roots = sorted((p for p in revealed_paths() if p.exists()), key=lambda p: len(p.parts))
+    system = [Path(d) for d in SYSTEM_DIRS if Path(d).is_dir()]
     out: list[Path] = []
     for r in roots:
-        if not _under(r, out) and not _under(r, [Path(d) for d in SYSTEM_DIRS if Path(d).is_dir()]):
+        if not _under(r, out) and not _under(r, system):
             out.append(r)
-    return out
+    return tuple(out)
+
+
+def allowed_roots() -> list[Path]:
+    """Folders the child sees, read-only, besides the system folders: ``revealed_paths()`` (the
+    Python install, the venv, the ``inferprep`` package) minus those inside another or inside a
+    system folder. Nothing else of the host (no /run, /var, /home, /root, /srv, /mnt, no data
+    directory, no checkout beyond the package, no socket files). Computed once per process: every
+    launch, warm or cold, asks for it."""
+    return list(_allowed_roots())
 
 
 def _dir_chain(target: Path, made: set[Path]) -> list[str]:
