@@ -19,7 +19,7 @@ GPU_VALUES = {
         max_threads_per_block=1024, registers_per_sm=65536, register_alloc_unit=256,
         max_registers_per_thread=255, smem_per_sm_bytes=233472, smem_per_block_max_bytes=232448,
         smem_reserved_per_block_bytes=1024, smem_alloc_unit_bytes=128, nvlink_bytes_per_s=900e9,
-        tdp_w=700.0),
+        tdp_w=700.0, nic_bytes_per_s=50e9),
     "H200 SXM": dict(
         bf16_dense_flops=989.4e12, fp8_dense_flops=1978.9e12, hbm_bytes=141e9,
         hbm_bytes_per_s=4.8e12, sm_count=132, clock_hz=1.83e9, sfu_ops_per_clock_per_sm=16,
@@ -27,7 +27,7 @@ GPU_VALUES = {
         max_threads_per_block=1024, registers_per_sm=65536, register_alloc_unit=256,
         max_registers_per_thread=255, smem_per_sm_bytes=233472, smem_per_block_max_bytes=232448,
         smem_reserved_per_block_bytes=1024, smem_alloc_unit_bytes=128, nvlink_bytes_per_s=900e9,
-        tdp_w=700.0),
+        tdp_w=700.0, nic_bytes_per_s=50e9),
     "B200": dict(
         bf16_dense_flops=2.25e15, fp8_dense_flops=4.5e15, hbm_bytes=180e9,
         hbm_bytes_per_s=7.7e12, sm_count=148, clock_hz=1.8558e9, sfu_ops_per_clock_per_sm=16,
@@ -35,7 +35,7 @@ GPU_VALUES = {
         max_threads_per_block=1024, registers_per_sm=65536, register_alloc_unit=256,
         max_registers_per_thread=255, smem_per_sm_bytes=233472, smem_per_block_max_bytes=232448,
         smem_reserved_per_block_bytes=1024, smem_alloc_unit_bytes=128, nvlink_bytes_per_s=1.8e12,
-        tdp_w=1000.0),
+        tdp_w=1000.0, nic_bytes_per_s=50e9),
     "A100 SXM 80GB": dict(
         bf16_dense_flops=312e12, fp8_dense_flops=None, hbm_bytes=80e9,
         hbm_bytes_per_s=2.039e12, sm_count=108, clock_hz=1.41e9, sfu_ops_per_clock_per_sm=16,
@@ -43,7 +43,7 @@ GPU_VALUES = {
         max_threads_per_block=1024, registers_per_sm=65536, register_alloc_unit=256,
         max_registers_per_thread=255, smem_per_sm_bytes=167936, smem_per_block_max_bytes=166912,
         smem_reserved_per_block_bytes=1024, smem_alloc_unit_bytes=128, nvlink_bytes_per_s=600e9,
-        tdp_w=400.0),
+        tdp_w=400.0, nic_bytes_per_s=25e9),
 }
 
 MODEL_VALUES = {
@@ -51,23 +51,32 @@ MODEL_VALUES = {
         n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=8, head_dim=128, ffn_size=14336,
         vocab_size=128256, tied_embeddings=False, max_context=131072, n_routed_experts=0,
         n_shared_experts=0, experts_per_token=0, moe_ffn_size=0, first_dense_layers=0,
-        q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0),
+        q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0,
+        n_expert_groups=0, topk_expert_groups=0),
     "Llama 3.1 70B": dict(
         n_layers=80, hidden_size=8192, n_heads=64, n_kv_heads=8, head_dim=128, ffn_size=28672,
         vocab_size=128256, tied_embeddings=False, max_context=131072, n_routed_experts=0,
         n_shared_experts=0, experts_per_token=0, moe_ffn_size=0, first_dense_layers=0,
-        q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0),
+        q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0,
+        n_expert_groups=0, topk_expert_groups=0),
     "Mixtral 8x7B": dict(
         n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=8, head_dim=128, ffn_size=14336,
         vocab_size=32000, tied_embeddings=False, max_context=32768, n_routed_experts=8,
         n_shared_experts=0, experts_per_token=2, moe_ffn_size=14336, first_dense_layers=0,
-        q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0),
+        q_lora_rank=0, kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0,
+        n_expert_groups=0, topk_expert_groups=0),
     "DeepSeek-V3": dict(
         n_layers=61, hidden_size=7168, n_heads=128, n_kv_heads=128, head_dim=192, ffn_size=18432,
         vocab_size=129280, tied_embeddings=False, max_context=163840, n_routed_experts=256,
         n_shared_experts=1, experts_per_token=8, moe_ffn_size=2048, first_dense_layers=3,
         q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
-        v_head_dim=128),
+        v_head_dim=128, n_expert_groups=8, topk_expert_groups=4),
+    "Kimi K2": dict(
+        n_layers=61, hidden_size=7168, n_heads=64, n_kv_heads=64, head_dim=192, ffn_size=18432,
+        vocab_size=163840, tied_embeddings=False, max_context=131072, n_routed_experts=384,
+        n_shared_experts=1, experts_per_token=8, moe_ffn_size=2048, first_dense_layers=1,
+        q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+        v_head_dim=128, n_expert_groups=1, topk_expert_groups=1),
 }
 
 

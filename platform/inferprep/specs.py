@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "DType", "GPU", "ModelConfig",
     "H100_SXM", "H200_SXM", "B200", "A100_SXM_80GB", "GPUS",
-    "LLAMA_3_1_8B", "LLAMA_3_1_70B", "MIXTRAL_8X7B", "DEEPSEEK_V3", "MODELS",
+    "LLAMA_3_1_8B", "LLAMA_3_1_70B", "MIXTRAL_8X7B", "DEEPSEEK_V3", "KIMI_K2", "MODELS",
 ]
 
 
@@ -88,6 +88,9 @@ class GPU:
         nvlink_bytes_per_s: NVLink bandwidth of one GPU, both directions summed, bytes/s
             (half of it each way).
         tdp_w: maximum board power (TDP), W.
+        nic_bytes_per_s: scale-out network bandwidth per GPU, one direction, bytes/s: the
+            NIC each GPU of the vendor's 8-GPU reference system (DGX/HGX) has for
+            inter-node traffic (RDMA), e.g. one 400 Gb/s ConnectX-7 = 50e9 bytes/s.
         sources: field name -> public source of its value.
     """
 
@@ -113,6 +116,7 @@ class GPU:
     smem_alloc_unit_bytes: int
     nvlink_bytes_per_s: float
     tdp_w: float
+    nic_bytes_per_s: float
     sources: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def dense_flops(self, dtype: DType) -> float:
@@ -162,6 +166,11 @@ class ModelConfig:
             ``ffn_size`` instead of an MoE layer.
         q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim: Multi-head
             Latent Attention ranks and head dims (DeepSeek-V2/V3); 0 when not MLA.
+        n_expert_groups (n_group), topk_expert_groups (topk_group): group-limited routing of
+            an MoE layer: the routed experts form ``n_expert_groups`` equal contiguous groups
+            and a token picks its experts only from its ``topk_expert_groups`` best groups
+            (DeepSeek-V3: 8 and 4; when groups map to nodes, a token reaches at most 4
+            nodes); 1 and 1 (or 0 for dense models) mean no group limit.
         sources: field name -> public source of its value.
     """
 
@@ -185,6 +194,8 @@ class ModelConfig:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    n_expert_groups: int = 0
+    topk_expert_groups: int = 0
     sources: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
@@ -230,6 +241,14 @@ _DEVQUERY_B200 = ("CUDA device query on B200 (compute capability 10.0, 148 SMs, 
                   "(https://github.com/pytorch/ao/pull/4002)")
 
 
+_DGX_H100 = ("NVIDIA DGX H100 datasheet, 'Networking' (cluster network); the same NIC per GPU "
+             "as DeepEP's README testbed ('CX7 InfiniBand 400 Gb/s RDMA network card (~50 GB/s "
+             "maximum bandwidth)')")
+_DGX_H200 = "NVIDIA DGX H200 datasheet, 'Networking' (cluster network)"
+_DGX_B200 = "NVIDIA DGX B200 datasheet, 'Networking' (cluster network)"
+_DGX_A100 = "NVIDIA DGX A100 datasheet, 'Networking' (cluster network)"
+
+
 def _gpu_sources(**override: str) -> dict:
     base = {
         "warp_size": _CUDA_CC,
@@ -273,6 +292,7 @@ H100_SXM = GPU(
     smem_alloc_unit_bytes=128,
     nvlink_bytes_per_s=900e9,
     tdp_w=700.0,
+    nic_bytes_per_s=50e9,
     sources=_gpu_sources(
         name=_H100_DS,
         bf16_dense_flops=_HOPPER_WP + ": 989.4 dense (1,979 with sparsity on the datasheet)",
@@ -285,6 +305,9 @@ H100_SXM = GPU(
                   "special functions (Shah et al. 2024, arXiv:2407.08608, section 3.1)"),
         nvlink_bytes_per_s=_H100_DS + ": NVLink 900 GB/s",
         tdp_w=_H100_DS + ": max TDP up to 700 W",
+        nic_bytes_per_s=_DGX_H100 + (
+            ": 8x single-port ConnectX-7 VPI,"
+            " 400 Gb/s InfiniBand (one per GPU) = 50 GB/s"),
     ),
 )
 
@@ -311,6 +334,7 @@ H200_SXM = GPU(
     smem_alloc_unit_bytes=128,
     nvlink_bytes_per_s=900e9,
     tdp_w=700.0,
+    nic_bytes_per_s=50e9,
     sources=_gpu_sources(
         name=_H200_DS,
         bf16_dense_flops=_H200_DS + ": BF16 1,979 TFLOPS with sparsity; dense = half (same GH100 "
@@ -322,6 +346,9 @@ H200_SXM = GPU(
         clock_hz="As H100 SXM: 1830 MHz implied by the dense tensor peak",
         nvlink_bytes_per_s=_H200_DS + ": NVLink 900 GB/s",
         tdp_w=_H200_DS + ": max TDP up to 700 W",
+        nic_bytes_per_s=_DGX_H200 + (
+            ": 8x single-port ConnectX-7 VPI,"
+            " 400 Gb/s InfiniBand (one per GPU) = 50 GB/s"),
     ),
 )
 
@@ -348,6 +375,7 @@ B200 = GPU(
     smem_alloc_unit_bytes=128,
     nvlink_bytes_per_s=1.8e12,
     tdp_w=1000.0,
+    nic_bytes_per_s=50e9,
     sources=_gpu_sources(
         name=_B200_DS,
         bf16_dense_flops=_B200_DS + ": FP16/BF16 Tensor Core 4.5 PFLOPS with sparsity -> 2.25 PFLOPS dense",
@@ -366,6 +394,9 @@ B200 = GPU(
         smem_per_sm_bytes=_CUDA_CC + "; " + _DEVQUERY_B200,
         nvlink_bytes_per_s=_B200_DS + ": fifth-generation NVLink 1.8 TB/s",
         tdp_w=_B200_DS + ": Max TDP configurable up to 1,000 W",
+        nic_bytes_per_s=_DGX_B200 + (
+            ": 8x single-port ConnectX-7 VPI,"
+            " up to 400 Gb/s InfiniBand (one per GPU) = 50 GB/s"),
     ),
 )
 
@@ -392,6 +423,7 @@ A100_SXM_80GB = GPU(
     smem_alloc_unit_bytes=128,
     nvlink_bytes_per_s=600e9,
     tdp_w=400.0,
+    nic_bytes_per_s=25e9,
     sources=_gpu_sources(
         name=_A100_DS,
         bf16_dense_flops=_A100_DS + ": BF16 312 TFLOPS (624 with sparsity)",
@@ -403,6 +435,9 @@ A100_SXM_80GB = GPU(
         clock_hz=_AMPERE_WP + ": boost clock 1410 MHz",
         nvlink_bytes_per_s=_A100_DS + ": NVLink 600 GB/s",
         tdp_w=_A100_DS + ": max TDP 400 W",
+        nic_bytes_per_s=_DGX_A100 + (
+            ": 8x single-port ConnectX-6 VPI,"
+            " 200 Gb/s HDR InfiniBand (one per GPU) = 25 GB/s"),
     ),
 )
 
@@ -414,6 +449,8 @@ _L8 = "meta-llama/Llama-3.1-8B config.json (https://huggingface.co/meta-llama/Ll
 _L70 = "meta-llama/Llama-3.1-70B config.json (https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json)"
 _MX = ("mistralai/Mixtral-8x7B-v0.1 config.json "
        "(https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json)")
+_K2 = ("moonshotai/Kimi-K2-Instruct config.json "
+       "(https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json)")
 _DS3 = ("deepseek-ai/DeepSeek-V3 config.json "
         "(https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json)")
 
@@ -456,6 +493,7 @@ DEEPSEEK_V3 = ModelConfig(
     n_routed_experts=256, n_shared_experts=1, experts_per_token=8, moe_ffn_size=2048,
     first_dense_layers=3,
     q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+    n_expert_groups=8, topk_expert_groups=4,
     sources=_all(_DS3, _MODEL_FIELDS,
                  head_dim=_DS3 + ": qk_nope_head_dim + qk_rope_head_dim = 128 + 64",
                  n_layers=_DS3 + ": num_hidden_layers 61 (the num_nextn_predict_layers=1 MTP "
@@ -463,10 +501,30 @@ DEEPSEEK_V3 = ModelConfig(
                  ffn_size=_DS3 + ": intermediate_size (dense MLP of the first_k_dense_replace layers)",
                  moe_ffn_size=_DS3 + ": moe_intermediate_size",
                  first_dense_layers=_DS3 + ": first_k_dense_replace",
-                 experts_per_token=_DS3 + ": num_experts_per_tok"),
+                 experts_per_token=_DS3 + ": num_experts_per_tok",
+                 n_expert_groups=_DS3 + ": n_group (topk_method noaux_tc)",
+                 topk_expert_groups=_DS3 + ": topk_group"),
+)
+
+KIMI_K2 = ModelConfig(
+    name="Kimi K2", n_layers=61, hidden_size=7168, n_heads=64, n_kv_heads=64, head_dim=192,
+    ffn_size=18432, vocab_size=163840, tied_embeddings=False, max_context=131072,
+    n_routed_experts=384, n_shared_experts=1, experts_per_token=8, moe_ffn_size=2048,
+    first_dense_layers=1,
+    q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+    n_expert_groups=1, topk_expert_groups=1,
+    sources=_all(_K2, _MODEL_FIELDS,
+                 head_dim=_K2 + ": qk_nope_head_dim + qk_rope_head_dim = 128 + 64",
+                 ffn_size=_K2 + ": intermediate_size (dense MLP of the first_k_dense_replace layer)",
+                 moe_ffn_size=_K2 + ": moe_intermediate_size",
+                 first_dense_layers=_K2 + ": first_k_dense_replace",
+                 experts_per_token=_K2 + ": num_experts_per_tok",
+                 max_context=_K2 + ": max_position_embeddings 131072 (the model card's 128K)",
+                 n_expert_groups=_K2 + ": n_group 1 (no group limit)",
+                 topk_expert_groups=_K2 + ": topk_group 1"),
 )
 
 MODELS: dict[str, ModelConfig] = {
-    m.name: m for m in (LLAMA_3_1_8B, LLAMA_3_1_70B, MIXTRAL_8X7B, DEEPSEEK_V3)
+    m.name: m for m in (LLAMA_3_1_8B, LLAMA_3_1_70B, MIXTRAL_8X7B, DEEPSEEK_V3, KIMI_K2)
 }
 """The model tables by name."""
