@@ -37,7 +37,7 @@ LINES = [  # (label, model, gpu, n_gpus, compute dtype, colour)
 
 def link_svg() -> str:
     """Per-GPU KV rate (GB/s) vs prompt length, MFU 0.5, BF16 KV, against a 400 Gb/s NIC."""
-    W, H, L, R, T, B = 600, 320, 50, 190, 20, 40
+    W, H, L, R, T, B = 620, 320, 50, 210, 20, 40
     xmin, xmax, ymax = 10, 17, 100.0                     # log2 prompt length; GB/s
 
     def px(P):

@@ -22,7 +22,7 @@ def hours70(tokens=1e10, teacher=True, ovh=0.0, gpu=H100):
 def break_even_svg() -> str:
     """Break-even days vs fleet size (log-log) for three format speed-ups, 3,903 GPU-hours."""
     W, H, L, R, T, B = 560, 300, 60, 130, 20, 40
-    xmin, xmax, ymin, ymax = 3, 12, -1.0, 3.0            # log2 fleet; log10 days
+    xmin, xmax, ymin, ymax = 3, 11, -1.0, 3.0            # log2 fleet; log10 days
     hours = hours70()
 
     def px(f):
