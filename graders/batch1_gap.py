@@ -1,0 +1,180 @@
+"""Hidden cases for batch1-gap.
+
+Generated traces (inferprep.sim.chrome_trace, seeds drawn from g.salt) of batch-1 decode steps:
+eager and CUDA-graph steps over tabled and made-up dense models (GQA, tied, MLA), the GPUs and
+made-up bandwidths, weight/KV dtypes, contexts, 2 to 5 steps (truncated last step or not),
+chosen so that every bucket leads somewhere (launches, host gaps, a D2H logits copy with CPU
+sampling, mid-step .item() syncs, small kernels, slow GEMMs, a graph launch that is itself slow);
+hand-made traces for the host-state priorities and the tie rule; then the input checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from inferprep import specs
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
+from inferprep.sim.chrome_trace import decode_trace
+from inferprep.specs import DType, ModelConfig
+
+BF16, FP8, INT4 = DType.BF16, DType.FP8, DType.INT4
+BUCKETS = ("launch_overhead", "cpu_gaps", "sync", "small_unfused_kernels", "sampling",
+           "kernel_efficiency")
+FIXES = {"launch_overhead": "cuda_graphs", "cpu_gaps": "move_host_work_off_critical_path",
+         "sync": "remove_sync", "small_unfused_kernels": "fuse_kernels",
+         "sampling": "fused_gpu_sampling", "kernel_efficiency": "kernel_tuning"}
+KEYS = ("complete_steps", "step_ms", "floor_ms") + tuple(b + "_ms" for b in BUCKETS) + \
+    ("ranking", "uses_cuda_graphs", "first_fix")
+RTOL, ATOL = 1e-6, 1e-9
+
+TOY = ModelConfig(name="toy-gqa-12l", n_layers=12, hidden_size=2048, n_heads=16, n_kv_heads=4,
+                  head_dim=128, ffn_size=5632, vocab_size=32000)
+TIED = ModelConfig(name="tied-1b", n_layers=16, hidden_size=2048, n_heads=32, n_kv_heads=8,
+                   head_dim=64, ffn_size=8192, vocab_size=128256, tied_embeddings=True)
+MLA = ModelConfig(name="mla-dense", n_layers=10, hidden_size=3072, n_heads=24, n_kv_heads=24,
+                  head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
+                  kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+TINY = ModelConfig(name="tiny-2l", n_layers=2, hidden_size=256, n_heads=4, n_kv_heads=2,
+                   head_dim=64, ffn_size=512, vocab_size=1024)
+SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-slow", hbm_bytes_per_s=1.234e12)
+FAST_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-fast", hbm_bytes_per_s=2.0e13)
+HUGE_BW = dataclasses.replace(specs.H100_SXM, name="made-up-huge", hbm_bytes_per_s=2.0**50)
+
+
+def _generated(rng: random.Random):
+    """(case name, model, gpu, context_len, weight dtype, kv dtype, decode_trace kwargs)."""
+    L8, H100 = specs.LLAMA_3_1_8B, specs.H100_SXM
+    return [
+        ("llama-8b-h100-eager-ctx1024", L8, H100, 1024, BF16, BF16,
+         dict(n_steps=4, mode="eager", attention_efficiency=0.5, small_kernel_us=2.5,
+              sampling_kernel_us=10.0, dispatch_us=22.79, schedule_us=900.0, cpu_sampling_us=250.0)),
+        ("llama-8b-h100-graphs-ctx1024", L8, H100, 1024, BF16, BF16,
+         dict(n_steps=4, attention_efficiency=0.5, small_kernel_us=2.5, sampling_kernel_us=10.0,
+              schedule_us=200.0)),
+        ("toy-eager-d2h-logits-cpu-sampling", TOY, H100, rng.randint(100, 4000), BF16, BF16,
+         dict(n_steps=4, mode="eager", d2h_logits=True, cpu_sampling_us=3000.0, dispatch_us=8.0)),
+        ("toy-eager-item-syncs", TOY, H100, rng.randint(100, 4000), BF16, BF16,
+         dict(n_steps=3, mode="eager", item_sync_layers=(2, 5, 8), sync_wake_us=150.0,
+              dispatch_us=3.0, launch_us=2.0, schedule_us=50.0, bookkeep_us=20.0)),
+        ("toy-eager-python-gaps", TOY, SLOW_GPU, rng.randint(1, 500), BF16, FP8,
+         dict(n_steps=3, mode="eager", python_gap_us=25.0, dispatch_us=5.0, launch_us=3.0)),
+        ("toy-graphs-slow-graph-launch", TOY, H100, 64, BF16, BF16,
+         dict(n_steps=4, graph_launch_us=2500.0, schedule_us=10.0, bookkeep_us=10.0)),
+        ("llama-70b-fp8-h200-eager", specs.LLAMA_3_1_70B, specs.H200_SXM, 8192, FP8, FP8,
+         dict(n_steps=2, mode="eager")),
+        ("toy-graphs-small-kernels", TOY, FAST_GPU, 2048, BF16, BF16,
+         dict(n_steps=3, small_kernel_us=30.0, schedule_us=50.0, bookkeep_us=20.0)),
+        ("tied-graphs-host-heavy", TIED, specs.B200, rng.randint(1000, 30000), INT4, BF16,
+         dict(n_steps=4, schedule_us=5000.0, greedy=True)),
+        ("llama-8b-graphs-slow-gemms", L8, specs.A100_SXM_80GB, 4096, BF16, BF16,
+         dict(n_steps=3, gemm_efficiency=0.45, schedule_us=100.0)),
+        ("mla-b200-eager-ordered", MLA, specs.B200, rng.randint(1, 100000), BF16, BF16,
+         dict(n_steps=3, mode="eager", shuffle=False, extra_events=False, truncate_last=False)),
+        ("toy-eager-two-steps", TOY, SLOW_GPU, 300, BF16, BF16,
+         dict(n_steps=2, mode="eager", dispatch_us=12.0, greedy=True)),
+    ]
+
+
+def _x(cat, name, ts, dur, **args):
+    pid = 0 if cat == "kernel" else 42
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": pid,
+            "tid": 7 if cat == "kernel" else 42, "args": args}
+
+
+def _priority_trace() -> dict:
+    """Two complete steps whose GPU idle meets every host state and nesting case."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 400.0), (2, 800.0)):
+        ev.append(_x("cpu_op", f"ProfilerStep#{step}", b - 60.0, 400.0))      # other cpu_op
+        ev += [
+            _x("kernel", "nvjet_tst_64x8", b, 10.0, step=step),
+            # idle [10, 30): launch op (10), its cudaLaunchKernel (5), no event (5)
+            _x("cpu_op", "_C::rms_norm", b + 10.0, 15.0),
+            _x("cuda_runtime", "cudaLaunchKernel", b + 20.0, 5.0, correlation=1),
+            _x("kernel", "void vllm::rms_norm_kernel<c10::BFloat16>", b + 30.0, 2.0, step=step),
+            # idle [32, 60): sync inside aten::item (20), cudaMemcpyAsync (4), Scheduler (4)
+            _x("cpu_op", "aten::item", b + 32.0, 28.0),
+            _x("cuda_runtime", "cudaMemcpyAsync", b + 32.0, 4.0, correlation=2),
+            _x("cuda_runtime", "cudaStreamSynchronize", b + 36.0, 20.0),
+            _x("cpu_op", "Scheduler.schedule", b + 56.0, 4.0),
+            _x("kernel", "flash_fwd_splitkv_kernel", b + 60.0, 8.0, step=step),
+            # idle [68, 100): Sample (12) containing aten::_softmax (8) and a launch (2);
+            # blocking cudaMemcpy (6); cudaEventSynchronize inside Sample? no: inside Bookkeep (6)
+            _x("cpu_op", "Sample", b + 68.0, 12.0),
+            _x("cpu_op", "aten::_softmax", b + 70.0, 8.0),
+            _x("cuda_runtime", "cudaLaunchKernel", b + 76.0, 2.0, correlation=3),
+            _x("cuda_runtime", "cudaMemcpy", b + 80.0, 6.0),
+            _x("cpu_op", "Bookkeep", b + 86.0, 14.0),
+            _x("cuda_runtime", "cudaEventSynchronize", b + 88.0, 6.0),
+            _x("kernel", "cunn_SoftMaxForward", b + 100.0, 4.0, step=step),
+            # idle [104, 400): DeviceSynchronize (16), aten::mm (32), the rest: Profiler step
+            _x("cuda_runtime", "cudaDeviceSynchronize", b + 104.0, 16.0),
+            _x("cpu_op", "aten::mm", b + 120.0, 32.0),
+        ]
+    ev = [e for e in ev if not (e["cat"] == "kernel" and e["ts"] > 830.0)]
+    ev.append({"ph": "M", "name": "process_name", "pid": 42, "tid": 0, "args": {"name": "python"}})
+    return {"traceEvents": ev[::-1]}
+
+
+def _tie_trace() -> dict:
+    """CUDA-graph steps where launch_overhead == cpu_gaps == 34 us (and sync == sampling == 0):
+    ties in listed order, and the leading suspect is a launch that graphs cannot remove."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 100.0), (2, 200.0)):
+        ev += [_x("cuda_runtime", "cudaGraphLaunch", b - 34.0, 34.0, correlation=step),
+               _x("kernel", "nvjet_tst_tile", b, 30.0, step=step),
+               _x("cpu_op", "Bookkeep", b + 30.0, 8.0),
+               _x("kernel", "act_and_mul_kernel", b + 38.0, 2.0, step=step),
+               _x("cpu_op", "Scheduler.schedule", b + 40.0, 26.0)]
+    return {"traceEvents": ev}
+
+
+def check(out, exp) -> None:
+    if not isinstance(out, dict) or set(out) != set(KEYS):
+        fail(f"expected a dict with exactly the keys {list(KEYS)}")
+    expect_equal(out["complete_steps"], exp["complete_steps"], name="['complete_steps']")
+    for k in KEYS[1:-3]:
+        expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL, atol=ATOL)
+    rank = out["ranking"]
+    if not isinstance(rank, (list, tuple)) or sorted(rank) != sorted(BUCKETS):
+        fail(f"['ranking']: expected a list holding each of {list(BUCKETS)} once")
+    for a, b in zip(rank, rank[1:]):
+        va, vb = exp[a + "_ms"], exp[b + "_ms"]
+        if vb > va + ATOL + RTOL * max(abs(va), abs(vb)):
+            fail(f"['ranking']: {a!r} is ranked above {b!r}, but {b!r} is the larger bucket")
+        if abs(va - vb) <= ATOL and BUCKETS.index(a) > BUCKETS.index(b):
+            fail(f"['ranking']: {a!r} and {b!r} are equal; ties follow the listed order")
+    expect_equal(out["uses_cuda_graphs"], exp["uses_cuda_graphs"], name="['uses_cuda_graphs']")
+    first = rank[1] if rank[0] == "launch_overhead" and exp["uses_cuda_graphs"] else rank[0]
+    if out["first_fix"] != FIXES[first]:
+        fail("['first_fix']: not the fix of the leading suspect (see the mapping table and the "
+             "CUDA-graph rule)")
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    rng = random.Random(f"batch1-gap:{g.salt}")
+    for name, m, gpu, ctx, wd, kd, kw in _generated(rng):
+        trace = decode_trace(m, gpu, [ctx], weight_dtype=wd, kv_dtype=kd,
+                             seed=rng.randrange(2**31), **kw)
+        with g.case(name):
+            check(g.call("batch1_attribution", trace, m, gpu, ctx, wd, kd),
+                  ref.batch1_attribution(trace, m, gpu, ctx, wd, kd))
+    for name, trace in (("host-state-priorities", _priority_trace()), ("ranking-tie", _tie_trace())):
+        with g.case(name):
+            check(g.call("batch1_attribution", trace, TINY, HUGE_BW, 16, BF16, BF16),
+                  ref.batch1_attribution(trace, TINY, HUGE_BW, 16, BF16, BF16))
+    good = decode_trace(TOY, specs.H100_SXM, [64], n_steps=3, seed=5, mode="eager")
+    one_step = decode_trace(TOY, specs.H100_SXM, [64], n_steps=1, seed=5, mode="eager")
+    no_step = {"traceEvents": [dict(e, args={}) if e.get("cat") == "kernel" else e
+                               for e in good["traceEvents"]]}
+    H = specs.H100_SXM
+    for name, args in (("single-step-trace", (one_step, TOY, H, 64, BF16, BF16)),
+                       ("kernel-without-step", (no_step, TOY, H, 64, BF16, BF16)),
+                       ("bare-event-list", (good["traceEvents"], TOY, H, 64, BF16, BF16)),
+                       ("moe-model", (good, specs.MIXTRAL_8X7B, H, 64, BF16, BF16)),
+                       ("zero-context", (good, TOY, H, 0, BF16, BF16)),
+                       ("context-as-list", (good, TOY, H, [64], BF16, BF16))):
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", "batch1_attribution", *args)
