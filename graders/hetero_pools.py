@@ -1,7 +1,8 @@
 """Hidden cases for hetero-pools: node counts for the tabled GPUs and made-up ones (exact >=
-boundaries, power-of-two rounding, other node sizes), role assignment with node and bandwidth
-ties, decode step times on and off one node, ceil pool sizing with exact boundaries, and the
-prefill/decode compatibility check field by field; then the input checks."""
+boundaries, power-of-two rounding, other node sizes, no weights with exactly zero spare), role
+assignment with node and bandwidth ties, decode step times on and off one node, ceil pool sizing
+with exact boundaries, and the prefill/decode compatibility check field by field (strings are
+case-sensitive); then the input checks."""
 
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ def _grade_min_nodes(g: Grading, ref) -> None:
         ("min-nodes-many-nodes-pow2", (specs.A100_SXM_80GB, 4.0e12, 0.8, 2e9, 20e9, 8, True)),
         ("min-nodes-many-nodes-any", (specs.A100_SXM_80GB, 4.0e12, 0.8, 2e9, 20e9, 8, False)),
         ("min-nodes-no-weights", (specs.H100_SXM, 0.0, 0.9, 4e9, 10e9, 8, True)),
+        # W = 0 and util * hbm - reserve - room == 0 exactly (0.5 * 80e9 - 30e9 - 10e9): fits on 1
+        ("min-nodes-no-weights-exact-zero-spare", (specs.H100_SXM, 0.0, 0.5, 30e9, 10e9, 8, True)),
+        ("min-nodes-no-weights-exact-zero-spare-any", (specs.H100_SXM, 0, 0.5, 30e9, 10e9, 8, False)),
         ("min-nodes-util-one", (specs.H100_SXM, 1.0e12, 1.0, 0.0, 0.0, 8, False)),
     ]
     for name, args in cases:
@@ -153,6 +157,9 @@ def _grade_mismatches(g: Grading, ref) -> None:
         ("pd-rope-factor", _cfg(rope_scaling={"type": "yarn", "factor": 32.0}), _cfg(rope_scaling={"type": "yarn", "factor": 16.0})),
         ("pd-hybrid", BASE, _cfg(hybrid_kv_manager=True)),
         ("pd-model", BASE, _cfg(model="deepseek-ai/DeepSeek-V3")),
+        # strings compare as given: a difference in case alone is a mismatch
+        ("pd-strings-differ-only-in-case", BASE, _cfg(model="moonshotai/kimi-k2-instruct",
+                                                      weight_format="FP8_BLOCK128", kv_layout="nhd")),
         ("pd-several", _cfg(kv_scale=None), _cfg(weight_format="mxfp8", kv_cache_dtype="fp8", kv_scale=0.5,
                                                   block_size=128, hybrid_kv_manager=True)),
         ("pd-everything", BASE, {"model": "m2", "weight_format": "bf16", "kv_cache_dtype": "fp8_e5m2",
@@ -179,6 +186,7 @@ def grade(g: Grading) -> None:
         ("min-nodes-util-above-one", "min_nodes", (H, 1e12, 1.5, 4e9, 1e9)),
         ("min-nodes-negative-weights", "min_nodes", (H, -1e12, 0.9, 4e9, 1e9)),
         ("min-nodes-never-fits", "min_nodes", (H, 1e12, 0.9, 40e9, 40e9)),
+        ("min-nodes-exact-zero-spare-with-weights", "min_nodes", (H, 1e12, 0.5, 30e9, 10e9)),
         ("min-nodes-nan-room", "min_nodes", (H, 1e12, 0.9, 4e9, math.nan)),
         ("roles-three-pools", "assign_roles",
          ({"a": H, "b": specs.B200, "c": specs.H200_SXM}, 1e12, 0.9, 4e9, 1e9)),

@@ -2,7 +2,8 @@
 dispatch formats with and without the low-latency header; group-limited routing on explicit
 score matrices (float and dyadic scores with ties, group scores where the top-2 sum and the
 max disagree, one-group and no-group models); the NIC/NVLink/local split of explicit routing
-traces in both modes over 1 to 32 nodes; then the input checks."""
+traces in both modes over 1 to 32 nodes; then the input checks. Some score rows differ only
+below float32 resolution (every score is compared exactly as given)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,31 @@ TOY_ROWS = [
 ]
 
 
+# Scores that differ only below float32 resolution: every score is compared exactly as given,
+# so rounding to float32 (torch.tensor's default dtype) before ranking turns them into ties.
+MIXTRAL_SUBF32_ROWS = [
+    [0.1, 0.1 + 2**-40, 0.3, 0.3 + 2**-30, 0, 0, 0, 0],              # [3, 2]; float32: [2, 3]
+    [0.5, 0.5 + 2**-30, 0.5 + 2**-29, 0.25, 0, 0, 0, 0],              # [2, 1]; float32: [0, 1]
+    [-0.25 - 2**-35, -0.25, -1, -1, -1, -1, -2, -0.25 - 2**-36],      # [1, 7]; float32: [0, 1]
+]
+TOY_SUBF32_ROWS = [
+    # float32-exact scores whose top-2 sums tie in float32 (1.0) but not exactly: group 3 sums
+    # to 1 + 2**-30 and wins, then group 0 by the tie rule: [12, 0, 1]; float32 sums keep 0 and 1
+    [0.5, 0.5, 0, 0, 0.75, 0.25, 0, 0, 0.625, 0.375, 0, 0, 1.0, 2**-30, 0, 0],
+    # sums 1, 1 + 2**-40, 1 + 2**-39, 0.5: groups 2 and 1; float32 sums keep groups 0 and 1
+    [0.5, 0.5, 0, 0, 0.75, 0.25 + 2**-40, 0, 0, 0.5 + 2**-39, 0.5, 0, 0, 0.25, 0.25, 0, 0],
+]
+
+
+def _subf32_scores(seed: int, n: int, e: int, levels: int = 4) -> list[list[float]]:
+    """A coarse grid plus distinct perturbations far below float32 resolution (multiples of
+    2**-45): exact ranking follows the perturbations, float32 sees ties broken by index."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randint(0, levels, (n, e), generator=g).double() / levels
+    tiny = torch.randint(0, 2**12, (n, e), generator=g).double() * 2.0**-45
+    return (base + tiny).tolist()
+
+
 def _grade_payloads(g: Grading, ref) -> None:
     for m in PAYLOAD_MODELS:
         for fmt in ("fp8_block128", "bf16"):
@@ -106,6 +132,9 @@ def _grade_routing(g: Grading, ref) -> None:
         ("route-toy-dyadic", TOY, _dyadic_scores(16, 60, 16, levels=4)),
         ("route-kimi-k2-one-group", specs.KIMI_K2, _dyadic_scores(17, 16, 384)),
         ("route-mixtral-no-groups", specs.MIXTRAL_8X7B, _dyadic_scores(18, 20, 8, levels=4)),
+        ("route-mixtral-below-float32", specs.MIXTRAL_8X7B, MIXTRAL_SUBF32_ROWS),
+        ("route-toy-group-sums-below-float32", TOY, TOY_SUBF32_ROWS),
+        ("route-deepseek-v3-below-float32", DS3, _subf32_scores(19, 32, 256)),
     ]
     rng = random.Random(f"moe-dispatch-bytes:{g.salt}")
     salted = [[rng.randrange(32) / 32 for _ in range(256)] for _ in range(24)]
