@@ -37,7 +37,7 @@ MLA = ModelConfig(name="made-up-mla-dense", n_layers=30, hidden_size=3072, n_hea
                   head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
 MLA_RQ0 = ModelConfig(name="made-up-mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
-                      head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
+                      head_dim=224, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
                       kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 # 16 layers of 2^24 weights (attention 2^22, MLP 3 x 1024 x 4096) + an LM head of 2^28: 2^29 weights;
 # BF16 KV 16 x 2 x 8 x 128 x 2 = 2^16 bytes per token; attention 2^16 FLOPs per key.
