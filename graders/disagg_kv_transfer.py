@@ -29,6 +29,10 @@ MQA_WIDE = ModelConfig(name="mqa-wide", n_layers=26, hidden_size=2304, n_heads=8
 MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
                       head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
                       kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+# MLA with qk_nope_head_dim != v_head_dim (every other MLA model here has nope == v, which hides a
+# value width read from qk_nope_head_dim); head_dim stays nope + rope, as specs documents.
+MLA_V160 = dataclasses.replace(MLA_RQ0, name="mla-rope96-v160", head_dim=224, qk_rope_head_dim=96,
+                               v_head_dim=160)
 MOE_SMALL = ModelConfig(name="moe-small", n_layers=24, hidden_size=2048, n_heads=16, n_kv_heads=4,
                         head_dim=128, ffn_size=8192, vocab_size=151936, n_routed_experts=64,
                         n_shared_experts=2, experts_per_token=6, moe_ffn_size=1408,
@@ -37,7 +41,7 @@ MOE_SMALL = ModelConfig(name="moe-small", n_layers=24, hidden_size=2048, n_heads
 EXACT = ModelConfig(name="exact", n_layers=16, hidden_size=1024, n_heads=8, n_kv_heads=8,
                     head_dim=128, ffn_size=4096, vocab_size=32768)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-          specs.KIMI_K2, MHA_7B, MQA_WIDE, MLA_RQ0, MOE_SMALL, EXACT]
+          specs.KIMI_K2, MHA_7B, MQA_WIDE, MLA_RQ0, MOE_SMALL, EXACT, MLA_V160]
 
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=1.5e15,
                               fp8_dense_flops=3.1e15, nic_bytes_per_s=100e9)
@@ -158,6 +162,9 @@ def grade(g: Grading) -> None:
     checks = [
         ("kv-bytes-heads-not-multiple", "kv_bytes_per_token", (dataclasses.replace(m, n_kv_heads=7), BF16)),
         ("kv-bytes-zero-layers", "kv_bytes_per_token", (dataclasses.replace(m, n_layers=0), BF16)),
+        ("flops-moe-experts-per-token-left-at-zero", "prefill_flops_per_token",
+         (dataclasses.replace(MOE_SMALL, experts_per_token=0),)),
+        ("flops-gqa-head-dim-zero", "prefill_flops_per_token", (dataclasses.replace(m, head_dim=0),)),
         ("flops-prompt-zero", "prefill_flops_per_token", (m, 0)),
         ("flops-prompt-float", "prefill_flops_per_token", (m, 8192.0)),
         ("flops-prompt-bool", "prefill_flops_per_token", (m, True)),
@@ -173,6 +180,7 @@ def grade(g: Grading) -> None:
         ("rate-kv-dtype-string", "kv_transfer_rate", (m, gpu, 1, BF16, 0.5, "bf16")),
         ("link-negative-rate", "link_verdict", (-1.0, 400)),
         ("link-nan-rate", "link_verdict", (math.nan, 400)),
+        ("link-infinite-rate", "link_verdict", (math.inf, 400)),
         ("link-zero-gbps", "link_verdict", (1e9, 0)),
         ("link-negative-gbps", "link_verdict", (1e9, -400)),
         ("link-infinite-gbps", "link_verdict", (1e9, math.inf)),

@@ -30,8 +30,12 @@ MOE_SMALL = ModelConfig(name="moe-small", n_layers=24, hidden_size=2048, n_heads
 MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
                       head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
                       kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+# MLA with qk_nope_head_dim != v_head_dim (every other MLA model here has nope == v, which hides a
+# value width read from qk_nope_head_dim); head_dim stays nope + rope, as specs documents.
+MLA_V160 = dataclasses.replace(MLA_RQ0, name="mla-rope96-v160", head_dim=224, qk_rope_head_dim=96,
+                               v_head_dim=160)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-          specs.KIMI_K2, TIED, MOE_SMALL, MLA_RQ0]
+          specs.KIMI_K2, TIED, MOE_SMALL, MLA_RQ0, MLA_V160]
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=1.7e15,
                               fp8_dense_flops=3.3e15)
 NO_FP8_GPU = dataclasses.replace(specs.A100_SXM_80GB, name="made-up-no-fp8", bf16_dense_flops=400e12)
@@ -214,6 +218,7 @@ def grade(g: Grading) -> None:
         ("break-even-nan-saved", "break_even_days", (100.0, math.nan)),
         ("break-even-infinite-hours", "break_even_days", (math.inf, 3.0)),
         ("skip-missing-key", "skip_qat", ({k: v for k, v in _base().items() if k != "days_to_refresh"},)),
+        ("skip-extra-key", "skip_qat", (_base(serving_format="int4_weight_only"),)),
         ("skip-unknown-format", "skip_qat", (_base(format="nvfp4"),)),
         ("skip-share-above-one", "skip_qat", (_base(compute_bound_share=1.5),)),
         ("skip-negative-drop", "skip_qat", (_base(ptq_drop=-0.1),)),
