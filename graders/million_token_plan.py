@@ -1,10 +1,13 @@
 """Hidden cases for million-token-plan: KV bytes and causal prefill FLOPs of tabled and made-up
-dense models (GQA, MHA, MQA, MLA, tied) at 1 to 3M tokens, 2^20 and 10^6 side by side; TP x CP
+dense models (GQA, MHA, MQA, MLA, MLA with v != n and head_dim holding the RoPE width, tied) at
+1 to 3M tokens, 2^20 and 10^6 side by side; TP x CP
 plans on the four GPUs and a made-up one, with fewer KV heads than TP ranks (replication: the
 trap), ragged context over CP, every dtype, and boundary cases where need sits a fraction of a
-percent from the budget or exactly on it (binary-exact ties fit); the replacement rule through
-each of its four branches (FP8 KV already, INT4 KV, a TP-4 plan that must become TP 8 x CP k);
-the menu of single changes on several plans; then the input checks."""
+percent from the budget, exactly on it (binary-exact ties fit) or 4 KiB over it; the replacement
+rule through each of its four branches (FP8 KV already, INT4 KV, a TP-4 plan that must become
+TP 8 x CP k), a node search that needs 28 to about 1,750 nodes, answers that keep or lower the GPU
+count, and TP 8 checked only when step 3 is reached; the menu of single changes on several plans
+(one with n_heads x head_dim != hidden_size); then the input checks."""
 
 from __future__ import annotations
 
@@ -33,7 +36,16 @@ MLA = ModelConfig(name="made-up-mla", n_layers=30, hidden_size=3072, n_heads=24,
                   head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
 MLA_RQ0 = dataclasses.replace(MLA, name="made-up-mla-rq0", q_lora_rank=0, n_heads=16, n_kv_heads=16)
-MODELS = [L70, L8, GQA4, MHA, MQA_WIDE, MLA, MLA_RQ0]
+# MLA with v != n and head_dim holding the RoPE width, as Hugging Face's DeepseekV3Config sets it:
+# a value width taken from qk_nope_head_dim or a query width taken from head_dim is off.
+MLA_V = ModelConfig(name="made-up-mla-v160", n_layers=24, hidden_size=2560, n_heads=16, n_kv_heads=16,
+                    head_dim=96, ffn_size=9728, vocab_size=102400, q_lora_rank=1024,
+                    kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
+MLA_V_RQ0 = dataclasses.replace(MLA_V, name="made-up-mla-v160-rq0", q_lora_rank=0)
+# 12 query heads: TP 4 is valid, TP 8 is not (checked only once replacement reaches step 3).
+HEADS12 = ModelConfig(name="made-up-12-heads", n_layers=28, hidden_size=1536, n_heads=12, n_kv_heads=4,
+                      head_dim=128, ffn_size=8960, vocab_size=151936)
+MODELS = [L70, L8, GQA4, MHA, MQA_WIDE, MLA, MLA_RQ0, MLA_V, MLA_V_RQ0]
 PLAN_KEYS_INT = ("cp", "kv_heads_per_gpu")
 PLAN_KEYS_FLOAT = ("weights_per_gpu", "kv_per_gpu", "need", "budget")
 
@@ -71,6 +83,7 @@ def _boundary_cases(ref, rng: random.Random) -> list:
         ("llama-8b-tp2", L8, H100, 8, 2, M20, BF16, BF16),
         ("mla", MLA, B200, 8, 8, 3 * M20, FP8, BF16),
         ("llama-70b-int4", L70, H100, 8, 8, M20, INT4, FP8),
+        ("mla-v160", MLA_V, H100, 8, 8, 4 * M20, BF16, BF16),
     ]
     out = []
     for name, m, gpu, n, tp, ctx, wd, kd in bases:
@@ -85,6 +98,9 @@ def _boundary_cases(ref, rng: random.Random) -> list:
                         max(0.0, slack - frac * delta)))
             out.append((f"boundary-over-{tag}-{name}", m, gpu, n, tp, ctx, wd, kd, 0.875,
                         slack + frac * delta))
+        # 4 KiB over a budget of 70e9: 6e-8 relative, exact in binary (every term is a multiple
+        # of 1/4), so only an exact comparison says it does not fit.
+        out.append((f"boundary-over-4kib-{name}", m, gpu, n, tp, ctx, wd, kd, 0.875, slack + 4096.0))
     return out
 
 
@@ -108,6 +124,8 @@ PLANS = [
     ("mqa-wide-tp8", MQA_WIDE, H100, 8, 8, M20, BF16, BF16, 0.8, 1e9),
     ("mla-tp8", MLA, H100, 8, 8, M20, BF16, BF16, 0.9, 4e9),
     ("mla-rq0-tp16", MLA_RQ0, H200, 32, 16, 2 * M20, BF16, FP8, 0.9, 4e9),
+    ("mla-v160-tp8", MLA_V, H100, 8, 8, 4 * M20, BF16, BF16, 0.9, 4e9),
+    ("mla-v160-rq0-tp4-cp4", MLA_V_RQ0, B200, 16, 4, 3 * M20, FP8, BF16, 0.9, 4e9),
     ("tiny-context", L70, H100, 8, 8, 1, BF16, BF16, 0.9, 0),
 ]
 
@@ -123,6 +141,18 @@ REPLACEMENTS = [
     ("cp-from-tp4-mha", MHA, A100, 8, 4, 4 * M20, BF16, BF16, 0.9, 4e9),
     ("cp-1e6-context", dataclasses.replace(L70, n_kv_heads=64), H200, 8, 8, 10**6, BF16, BF16, 0.9, 4e9),
     ("cp-mla", MLA, H100, 8, 8, 16 * M20, BF16, BF16, 0.9, 4e9),
+    ("cp-mla-v160", MLA_V, H100, 8, 8, 32 * M20, BF16, BF16, 0.9, 4e9),
+    # the node search is bounded only by context_len: 28, about 220 and about 1,750 nodes
+    ("cp-28-nodes", L70, H100, 8, 8, 2**25, BF16, BF16, 0.9, 4e9),
+    ("cp-hundreds-of-nodes", L70, H100, 8, 8, 2**28, BF16, BF16, 0.9, 4e9),
+    ("cp-thousands-of-nodes", L70, H100, 8, 8, 2**31, BF16, BF16, 0.9, 4e9),
+    ("cp-thousands-of-nodes-mha", dataclasses.replace(L70, n_kv_heads=64), H200, 16, 8, 2**28, BF16, FP8,
+     0.9, 4e9),
+    # the smallest k >= 1, not the smallest k above the current node count: same GPUs, or fewer
+    ("cp-same-gpus-from-tp4", L70, H100, 8, 4, 2 * M20, BF16, FP8, 0.9, 4e9),
+    ("cp-fewer-gpus-from-tp2", L70, H100, 32, 2, M20, BF16, BF16, 0.9, 4e9),
+    # fits at TP 4: TP 8 (invalid for 12 heads) is never reached, so no ValueError
+    ("none-tp8-never-reached", HEADS12, H100, 4, 4, M20, BF16, BF16, 0.9, 4e9),
     ("impossible-weights", L70, A100, 8, 8, M20, FP32, BF16, 0.9, 40e9),
     ("impossible-reserve", L8, H100, 8, 8, M20, BF16, BF16, 0.5, 40e9),
 ]
@@ -133,6 +163,9 @@ BREAKS = [
     ("llama-70b-h200-fp8", L70, H200, 8, 8, M20, FP8, FP8, 0.9, 4e9),
     ("gqa4-h100", GQA4, H100, 16, 8, M20, BF16, BF16, 0.9, 4e9),
     ("llama-8b-2xh100", L8, H100, 2, 2, 10**6, BF16, BF16, 0.9, 2e9),
+    # n_heads x head_dim = 16384 != hidden_size: MHA has 64 KV heads, not hidden_size // head_dim
+    ("llama-70b-head-dim-256", dataclasses.replace(L70, head_dim=256), H100, 8, 8, 2**18, BF16, BF16,
+     0.9, 4e9),
 ]
 
 
@@ -205,6 +238,7 @@ def grade(g: Grading) -> None:
         ("plan-infinite-reserve", "plan_fits", (L70, H100, 8, 8, M20, BF16, BF16, 0.9, math.inf)),
         ("plan-moe", "plan_fits", (specs.MIXTRAL_8X7B, H100, 8, 8, M20) + a),
         ("replacement-gpus-not-multiple", "replacement", (L70, H100, 10, 4, M20) + a),
+        ("replacement-tp8-invalid-when-reached", "replacement", (HEADS12, H100, 4, 4, 16 * M20) + a),
         ("what-breaks-mla", "what_breaks", (MLA, H100, 8, 8, M20) + a),
         ("what-breaks-zero-context", "what_breaks", (L70, H100, 8, 8, 0) + a),
     ]
