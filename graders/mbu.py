@@ -51,7 +51,7 @@ MLA_RQ0 = ModelConfig(name="made-up-mla-rq0", n_layers=27, hidden_size=2048, n_h
 # MLA with v != n and head_dim holding the RoPE width, as Hugging Face's DeepseekV3Config sets it:
 # a value width taken from qk_nope_head_dim or a query width taken from head_dim is off.
 MLA_V = ModelConfig(name="made-up-mla-v160", n_layers=24, hidden_size=2560, n_heads=20, n_kv_heads=20,
-                    head_dim=96, ffn_size=9728, vocab_size=102400, q_lora_rank=1024,
+                    head_dim=224, ffn_size=9728, vocab_size=102400, q_lora_rank=1024,
                     kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 MLA_V_RQ0 = dataclasses.replace(MLA_V, name="made-up-mla-v160-rq0", q_lora_rank=0)
 # A draft-sized model: a few MB per step against 2-9 s steps gives MBUs near 2e-6.

@@ -39,7 +39,7 @@ MLA_RQ0 = dataclasses.replace(MLA, name="made-up-mla-rq0", q_lora_rank=0, n_head
 # MLA with v != n and head_dim holding the RoPE width, as Hugging Face's DeepseekV3Config sets it:
 # a value width taken from qk_nope_head_dim or a query width taken from head_dim is off.
 MLA_V = ModelConfig(name="made-up-mla-v160", n_layers=24, hidden_size=2560, n_heads=16, n_kv_heads=16,
-                    head_dim=96, ffn_size=9728, vocab_size=102400, q_lora_rank=1024,
+                    head_dim=224, ffn_size=9728, vocab_size=102400, q_lora_rank=1024,
                     kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 MLA_V_RQ0 = dataclasses.replace(MLA_V, name="made-up-mla-v160-rq0", q_lora_rank=0)
 # 12 query heads: TP 4 is valid, TP 8 is not (checked only once replacement reaches step 3).
