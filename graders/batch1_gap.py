@@ -4,8 +4,12 @@ Generated traces (inferprep.sim.chrome_trace, seeds drawn from g.salt) of batch-
 eager and CUDA-graph steps over tabled and made-up dense models (GQA, tied, MLA), the GPUs and
 made-up bandwidths, weight/KV dtypes, contexts, 2 to 5 steps (truncated last step or not),
 chosen so that every bucket leads somewhere (launches, host gaps, a D2H logits copy with CPU
-sampling, mid-step .item() syncs, small kernels, slow GEMMs, a graph launch that is itself slow);
-hand-made traces for the host-state priorities and the tie rule; then the input checks.
+sampling, mid-step .item() syncs, small kernels, slow GEMMs, a graph launch that is itself slow),
+an MLA model with qk_nope != v_head_dim; hand-made traces for the host-state priorities, the tie
+rule (equal buckets, and 0 vs 5e-10 ms inside the 1e-9 ms band), the kernel-class table (every
+alternative needed), events with a step that are no kernels and non-"X" events, sampler and
+operator names ("sampler.forward", "engine.step::bookkeep"), an eager trace with "graph" in
+other names; then the input checks.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ TIED = ModelConfig(name="tied-1b", n_layers=16, hidden_size=2048, n_heads=32, n_
 MLA = ModelConfig(name="mla-dense", n_layers=10, hidden_size=3072, n_heads=24, n_kv_heads=24,
                   head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+# qk_nope_head_dim != v_head_dim (and rope != 64): a formula that swaps them is off
+MLA_V160 = ModelConfig(name="mla-rq0-v160", n_layers=6, hidden_size=2048, n_heads=16, n_kv_heads=16,
+                       head_dim=224, ffn_size=10944, vocab_size=102400, kv_lora_rank=512,
+                       qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 TINY = ModelConfig(name="tiny-2l", n_layers=2, hidden_size=256, n_heads=4, n_kv_heads=2,
                    head_dim=64, ffn_size=512, vocab_size=1024)
 SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-slow", hbm_bytes_per_s=1.234e12)
@@ -61,7 +69,7 @@ def _generated(rng: random.Random):
          dict(n_steps=3, mode="eager", python_gap_us=25.0, dispatch_us=5.0, launch_us=3.0)),
         ("toy-graphs-slow-graph-launch", TOY, H100, 64, BF16, BF16,
          dict(n_steps=4, graph_launch_us=2500.0, schedule_us=10.0, bookkeep_us=10.0)),
-        ("llama-70b-fp8-h200-eager", specs.LLAMA_3_1_70B, specs.H200_SXM, 8192, FP8, FP8,
+        ("mla-v160-fp8-h200-eager", MLA_V160, specs.H200_SXM, 8192, FP8, FP8,
          dict(n_steps=2, mode="eager")),
         ("toy-graphs-small-kernels", TOY, FAST_GPU, 2048, BF16, BF16,
          dict(n_steps=3, small_kernel_us=30.0, schedule_us=50.0, bookkeep_us=20.0)),
@@ -130,6 +138,119 @@ def _tie_trace() -> dict:
     return {"traceEvents": ev}
 
 
+# Every alternative of every pattern is the only one that matches some row, and dropping it moves
+# that row to another bucket (attention and GEMM share kernel_efficiency here, so no row relies
+# on one of them to catch the other's name); plus the traps: "flash" alone, upper case.
+CLASS_ROWS = [   # (name, duration us)
+    ("void vllm::paged_attention_v2_kernel<c10::BFloat16, c10::BFloat16, 128, 16, 128>", 4.0),
+    ("fmha_cutlassF_bf16_aligned_64x64_rf_sm80", 4.5),
+    ("fmha_v2_flash_attention_bf16_64_32_S_q_paged_kv_128_sm90_kernel", 3.25),
+    ("BatchDecodeWithPagedKVCacheKernel", 2.25),
+    ("void flash_mla_decode_kernel<__nv_bfloat16, 64, 576>(DecodingParams)", 5.5),
+    ("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>", 1.5),   # not attention
+    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", 8.0),                        # no "gemm" in it
+    ("cublasLt::splitKreduce_kernel", 1.0),
+    ("void gemv2T_kernel_val<int, int, float>", 6.0),
+    ("sm80_xmma_GEMM_bf16", 3.5),
+    ("void cutlass::device_kernel<vllm::cutlass_3x_scaled_mm_sm90<cutlass::float_e4m3_t, "
+     "cutlass::bfloat16_t>>(Params)", 7.25),                          # CUTLASS, no "gemm"
+    ("triton_poi_fused_add_mul_0", 2.5),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>>>", 3.0),
+    ("TOPK_TOPP_RENORM", 2.0),
+    ("void vllm::top_k_per_row_kernel<float>", 1.75),
+    ("my_top_p_filter", 1.0),
+    ("void at::native::cunn_SoftMaxForward<4, float>", 2.0),
+    ("flashinfer_sampling_kernel", 1.25),
+    ("void flash::flash_fwd_splitkv_mla_kernel<576>", 6.0),
+]
+
+
+def _class_table_trace() -> dict:
+    """Three steps of every table row (the last one cut short), 0.5 to 1.5 us apart."""
+    ev = []
+    for step, b in ((3, 1000.0), (4, 1200.0), (5, 1400.0)):
+        t = b
+        for i, (name, dur) in enumerate(CLASS_ROWS if step < 5 else CLASS_ROWS[:3]):
+            ev.append(_x("kernel", name, t, dur, step=step))
+            t += dur + 0.5 * (1 + i % 3)
+    ev.append(_x("cpu_op", "Scheduler.schedule", 1150.0, 40.0))
+    return {"traceEvents": ev[::-1]}
+
+
+def _ignored_events_trace() -> dict:
+    """Events that carry a step (and a dur) but are no kernels, and events whose "ph" is not "X":
+    a gpu_memcpy and a cpu_op with a step inside the steps, a gpu_memcpy of a later step number,
+    kernel and cuda_runtime events with "ph" "i"/"B". Only "X" events of the three categories."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 100.0), (2, 200.0)):
+        ev += [_x("kernel", "nvjet_tst_64x8_64x16_4x1_v_bz_TNT", b, 20.0, step=step),
+               _x("kernel", "flash_fwd_splitkv_kernel", b + 22.0, 10.0, step=step),
+               _x("kernel", "rms_norm_kernel", b + 34.0, 2.0, step=step),
+               _x("kernel", "argmax_kernel", b + 40.0, 3.0, step=step),
+               _x("cpu_op", "_C::rms_norm", b + 30.0, 6.0),
+               _x("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", b + 45.0, 20.0, step=step),
+               _x("cpu_op", "Bookkeep", b + 70.0, 12.0, step=step),
+               dict(_x("kernel", "nvjet_tst_marker", b + 85.0, 6.0, step=step), ph="i", s="t"),
+               dict(_x("kernel", "rms_norm_kernel", b + 37.0, 2.0, step=step), ph="B"),
+               dict(_x("cuda_runtime", "cudaStreamSynchronize", b + 50.0, 10.0), ph="i", s="t")]
+    ev = [e for e in ev if e["ts"] < 221.0]          # the profiler stopped inside step 2
+    ev.append(_x("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 150.0, 4.0, step=9))
+    ev.append(dict(_x("kernel", "argmax_kernel", 60.0, 1.0, step=6), ph="i", s="t"))
+    return {"traceEvents": ev[::-1]}
+
+
+def _host_names_trace() -> dict:
+    """Idle gaps each covered by one top-level host op: samplers not named "Sample" (any case,
+    any place), names with "::" that are no dispatched operator, and one real operator."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 200.0), (2, 400.0)):
+        t = b
+        ev.append(_x("kernel", "nvjet_tst_64x8", t, 10.0, step=step))
+        t += 10.0
+        for host, gap in (("sampler.forward", 7.0), ("Sampler.forward", 5.0),
+                          ("vllm::sampler_step", 3.0), ("engine.step::bookkeep", 11.0),
+                          ("#1 aten::mm", 13.0), ("_C::silu_and_mul", 4.0)):
+            ev.append(_x("cpu_op", host, t, gap))
+            t += gap
+            ev.append(_x("kernel", "void vllm::rms_norm_kernel<c10::BFloat16>", t, 2.0, step=step))
+            t += 2.0
+    ev = [e for e in ev if e["ts"] < 405.0]
+    return {"traceEvents": ev}
+
+
+def _graph_named_op_trace() -> dict:
+    """Eager steps (no cudaGraphLaunch) led by launch overhead, with a cpu_op, a kernel and a
+    cuda_runtime call whose names contain "graph": graphs are not on, the fix is cuda_graphs."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 120.0), (2, 240.0)):
+        t = b
+        for i in range(4):
+            ev.append(_x("kernel", "void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>", t,
+                         3.0, step=step))
+            ev += [_x("cpu_op", "_C::fused_add_rms_norm", t + 3.0, 15.0),
+                   _x("cuda_runtime", "cudaLaunchKernel", t + 10.0, 8.0, correlation=4 * step + i)]
+            t += 18.0
+        ev.append(_x("kernel", "graph_coloring_argmax_kernel", t, 2.0, step=step))
+        ev += [_x("cpu_op", "capture_graph_stats", t + 2.0, 30.0),
+               _x("cuda_runtime", "cudaGraphGetNodes", t + 40.0, 2.0)]
+    ev = [e for e in ev if e["ts"] < 245.0]
+    return {"traceEvents": ev}
+
+
+def _near_zero_tie_trace() -> dict:
+    """launch_overhead 0 and sync 2^-21 us (4.8e-10 ms) per step: equal under the 1e-9 ms tie
+    band, so launch_overhead (listed first) ranks first; a plain sort swaps them."""
+    gap = 2.0 ** -21
+    ev = []
+    for step, b in ((0, 0.0), (1, 64.0), (2, 128.0)):
+        ev += [_x("kernel", "nvjet_tst_64x8", b, 10.0, step=step),
+               _x("cuda_runtime", "cudaStreamSynchronize", b + 8.0, 4.0),
+               _x("kernel", "rms_norm_kernel", b + 10.0 + gap, 2.0, step=step),
+               _x("kernel", "argmax_kernel", b + 12.0 + gap, 3.0, step=step),
+               _x("cpu_op", "Scheduler.schedule", b + 16.0, 48.0)]
+    return {"traceEvents": ev[::-1]}
+
+
 def check(out, exp) -> None:
     if not isinstance(out, dict) or set(out) != set(KEYS):
         fail(f"expected a dict with exactly the keys {list(KEYS)}")
@@ -161,7 +282,12 @@ def grade(g: Grading) -> None:
         with g.case(name):
             check(g.call("batch1_attribution", trace, m, gpu, ctx, wd, kd),
                   ref.batch1_attribution(trace, m, gpu, ctx, wd, kd))
-    for name, trace in (("host-state-priorities", _priority_trace()), ("ranking-tie", _tie_trace())):
+    for name, trace in (("host-state-priorities", _priority_trace()), ("ranking-tie", _tie_trace()),
+                        ("ranking-tie-near-zero", _near_zero_tie_trace()),
+                        ("kernel-class-table", _class_table_trace()),
+                        ("ignored-events-with-steps", _ignored_events_trace()),
+                        ("sampler-and-operator-names", _host_names_trace()),
+                        ("eager-op-named-graph", _graph_named_op_trace())):
         with g.case(name):
             check(g.call("batch1_attribution", trace, TINY, HUGE_BW, 16, BF16, BF16),
                   ref.batch1_attribution(trace, TINY, HUGE_BW, 16, BF16, BF16))
@@ -169,10 +295,19 @@ def grade(g: Grading) -> None:
     one_step = decode_trace(TOY, specs.H100_SXM, [64], n_steps=1, seed=5, mode="eager")
     no_step = {"traceEvents": [dict(e, args={}) if e.get("cat") == "kernel" else e
                                for e in good["traceEvents"]]}
+    bool_step = {"traceEvents": [dict(e, args=dict(e["args"], step=True))
+                                 if e.get("cat") == "kernel" and e["args"].get("step") == 1 else e
+                                 for e in good["traceEvents"]]}
+    events_dict = {"traceEvents": {i: e for i, e in enumerate(good["traceEvents"])}}
+    odd_heads = dataclasses.replace(TOY, name="gqa-16q-6kv", n_kv_heads=6)
     H = specs.H100_SXM
     for name, args in (("single-step-trace", (one_step, TOY, H, 64, BF16, BF16)),
                        ("kernel-without-step", (no_step, TOY, H, 64, BF16, BF16)),
+                       ("bool-step", (bool_step, TOY, H, 64, BF16, BF16)),
                        ("bare-event-list", (good["traceEvents"], TOY, H, 64, BF16, BF16)),
+                       ("trace-events-not-a-list", (events_dict, TOY, H, 64, BF16, BF16)),
+                       ("heads-not-a-multiple-of-kv-heads", (good, odd_heads, H, 64, BF16, BF16)),
+                       ("bool-context", (good, TOY, H, True, BF16, BF16)),
                        ("moe-model", (good, specs.MIXTRAL_8X7B, H, 64, BF16, BF16)),
                        ("zero-context", (good, TOY, H, 0, BF16, BF16)),
                        ("context-as-list", (good, TOY, H, [64], BF16, BF16))):

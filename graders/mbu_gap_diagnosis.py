@@ -4,8 +4,10 @@ Generated traces (inferprep.sim.chrome_trace, seeds drawn from g.salt) over tabl
 dense models (GQA, tied, MLA), the four GPUs and made-up bandwidths, weight/KV dtypes, batch and
 context, 2 to 6 steps (truncated last step or not), CUDA-graph and eager steps, host gaps, D2H
 logits copies, greedy sampling, shuffled or ordered event lists; hand-made traces for the
-kernel-class table (every alternative, the traps), the ranking tie rule and non-contiguous step
-numbers; the floor alone; then the input checks.
+kernel-class table (every alternative needed, the traps), the ranking tie rule (equal buckets, and
+0 vs 5e-10 ms inside the 1e-9 ms band), non-contiguous step numbers, step numbers out of time
+order, non-kernel events that carry a step; the floor alone (MLA with qk_nope != v_head_dim);
+then the input checks.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ TIED = ModelConfig(name="tied-1b", n_layers=16, hidden_size=2048, n_heads=32, n_
 MLA = ModelConfig(name="mla-dense", n_layers=10, hidden_size=3072, n_heads=24, n_kv_heads=24,
                   head_dim=192, ffn_size=8192, vocab_size=102400, q_lora_rank=768,
                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
-MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=6, hidden_size=2048, n_heads=16, n_kv_heads=16,
-                      head_dim=192, ffn_size=10944, vocab_size=102400, kv_lora_rank=512,
-                      qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+# qk_nope_head_dim != v_head_dim (and rope != 64): a formula that swaps them is off
+MLA_RQ0 = ModelConfig(name="mla-rq0-v160", n_layers=6, hidden_size=2048, n_heads=16, n_kv_heads=16,
+                      head_dim=224, ffn_size=10944, vocab_size=102400, kv_lora_rank=512,
+                      qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 TINY = ModelConfig(name="tiny-2l", n_layers=2, hidden_size=256, n_heads=4, n_kv_heads=2,
                    head_dim=64, ffn_size=512, vocab_size=1024)
 SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-slow", hbm_bytes_per_s=1.234e12)
@@ -80,23 +83,35 @@ def _k(name, ts, dur, step):
             "args": {"correlation": int(ts * 4), "step": step}}
 
 
-CLASS_TABLE = [   # (name, start offset, duration): every alternative of the table, and its traps
-    ("void vllm::paged_attention_v2_kernel<c10::BFloat16, c10::BFloat16, 128, 16, 128>", 0.0, 4.0),
-    ("fmha_cutlassF_bf16_aligned_64x64_rf_sm80", 5.0, 4.5),          # attention before gemm
-    ("BatchDecodeWithPagedKVCacheKernel", 10.0, 2.25),
-    ("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>", 13.0, 1.5),   # not attention
-    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", 15.0, 8.0),                 # no "gemm" in it
-    ("cublasLt::splitKreduce_kernel", 24.0, 1.0),
-    ("void gemv2T_kernel_val<int, int, float>", 26.0, 6.0),
-    ("sm80_xmma_GEMM_bf16", 33.0, 3.5),
-    ("triton_poi_fused_add_mul_0", 37.5, 2.5),
-    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>>>", 41.0, 3.0),
-    ("TOPK_TOPP_RENORM", 45.0, 2.0),
-    ("my_top_p_filter", 47.5, 1.0),
-    ("void at::native::cunn_SoftMaxForward<4, float>", 49.0, 2.0),
-    ("flashinfer_sampling_kernel", 51.5, 1.25),
-    ("void flash::flash_fwd_splitkv_mla_kernel<576>", 53.0, 6.0),
+# Every alternative of every pattern is the only one that matches some row (drop any one and a
+# row changes class), plus the traps: attention before GEMM, "flash" alone, upper case.
+_CLASS_ROWS = [   # (name, duration us)
+    ("void vllm::paged_attention_v2_kernel<c10::BFloat16, c10::BFloat16, 128, 16, 128>", 4.0),
+    ("fmha_cutlassF_bf16_aligned_64x64_rf_sm80", 4.5),                # attention before gemm
+    ("fmha_v2_flash_attention_bf16_64_32_S_q_paged_kv_128_sm90_kernel", 3.25),
+    ("BatchDecodeWithPagedKVCacheKernel", 2.25),
+    ("void flash_mla_decode_kernel<__nv_bfloat16, 64, 576>(DecodingParams)", 5.5),
+    ("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>", 1.5),   # not attention
+    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", 8.0),                        # no "gemm" in it
+    ("cublasLt::splitKreduce_kernel", 1.0),
+    ("void gemv2T_kernel_val<int, int, float>", 6.0),
+    ("sm80_xmma_GEMM_bf16", 3.5),
+    ("void cutlass::device_kernel<vllm::cutlass_3x_scaled_mm_sm90<cutlass::float_e4m3_t, "
+     "cutlass::bfloat16_t>>(Params)", 7.25),                          # CUTLASS, no "gemm"
+    ("triton_poi_fused_add_mul_0", 2.5),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>>>", 3.0),
+    ("TOPK_TOPP_RENORM", 2.0),
+    ("void vllm::top_k_per_row_kernel<float>", 1.75),
+    ("my_top_p_filter", 1.0),
+    ("void at::native::cunn_SoftMaxForward<4, float>", 2.0),
+    ("flashinfer_sampling_kernel", 1.25),
+    ("void flash::flash_fwd_splitkv_mla_kernel<576>", 6.0),
 ]
+CLASS_TABLE, _t = [], 0.0          # (name, start offset, duration), 0.5 to 1.5 us apart
+for _i, (_n, _d) in enumerate(_CLASS_ROWS):
+    CLASS_TABLE.append((_n, _t, _d))
+    _t += _d + 0.5 * (1 + _i % 3)
+del _i, _n, _d, _t
 
 
 def _class_table_trace() -> dict:
@@ -120,6 +135,53 @@ def _tie_trace() -> dict:
                _k("act_and_mul_kernel", base + 16.0, 2.0, step),
                _k("argmax_kernel", base + 18.0, 2.0, step)]
     return {"traceEvents": ev[:-3]}
+
+
+def _ignored_events_trace() -> dict:
+    """Events that carry args["step"] (and a dur) but are no kernels: a gpu_memcpy and a cpu_op
+    inside the steps, a gpu_memcpy of a later step number, kernel-category events whose "ph" is
+    not "X". Only the "X" kernels count."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 100.0), (2, 200.0)):
+        ev += [_k("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", b, 20.0, step),
+               _k("flash_fwd_splitkv_kernel", b + 22.0, 10.0, step),
+               _k("rms_norm_kernel", b + 34.0, 2.0, step),
+               _k("argmax_kernel", b + 40.0, 3.0, step)]
+        ev += [{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)",
+                "ts": b + 45.0, "dur": 20.0, "pid": 0, "tid": 7, "args": {"step": step}},
+               {"ph": "X", "cat": "cpu_op", "name": "aten::argmax", "ts": b + 70.0, "dur": 12.0,
+                "pid": 9, "tid": 9, "args": {"step": step}},
+               {"ph": "i", "cat": "kernel", "name": "nvjet_tst_marker", "ts": b + 85.0, "dur": 6.0,
+                "s": "t", "pid": 0, "tid": 7, "args": {"step": step}},
+               {"ph": "B", "cat": "kernel", "name": "rms_norm_kernel", "ts": b + 37.0, "dur": 2.0,
+                "pid": 0, "tid": 7, "args": {"step": step}}]
+    ev = [e for e in ev if e["ts"] < 221.0]          # the profiler stopped inside step 2
+    ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)",
+               "ts": 150.0, "dur": 4.0, "pid": 0, "tid": 7, "args": {"step": 9}})
+    ev.append({"ph": "i", "cat": "kernel", "name": "argmax_kernel", "ts": 60.0, "dur": 1.0,
+               "s": "t", "pid": 0, "tid": 7, "args": {"step": 6}})
+    return {"traceEvents": ev[::-1]}
+
+
+def _out_of_time_order_trace() -> dict:
+    """Step numbers that do not grow with time (21 runs first, then 20, then 22): steps are
+    ordered by number, so step 20 spans [a_20, a_21), a negative window, and 22 never counts."""
+    ev = []
+    for step, b in ((21, 1000.0), (20, 1100.0), (22, 1250.0)):
+        ev += [_k("nvjet_tst_a", b, 30.0, step), _k("flash_fwd_splitkv_kernel", b + 31.0, 12.5, step),
+               _k("rms_norm_kernel", b + 45.0, 2.0, step), _k("softmax_kernel", b + 48.0, 4.0, step)]
+    return {"traceEvents": ev}
+
+
+def _near_zero_tie_trace() -> dict:
+    """non_gemm_kernels 0 and launch_gaps 2^-21 us (4.8e-10 ms) per step: equal under the 1e-9 ms
+    tie band, so non_gemm_kernels (listed first) ranks first; a plain sort swaps them."""
+    gap = 2.0 ** -21
+    ev = []
+    for step, b in ((0, 0.0), (1, 64.0), (2, 128.0)):
+        ev += [_k("nvjet_tst_64x8", b, 10.0, step), _k("flash_fwd_splitkv_kernel", b + 10.0 + gap, 6.0, step),
+               _k("argmax_kernel", b + 16.0 + gap, 2.0, step)]
+    return {"traceEvents": ev[::-1]}
 
 
 def _steps_trace(rng: random.Random) -> dict:
@@ -167,13 +229,17 @@ def grade(g: Grading) -> None:
             check(g.call("gap_buckets", trace, m, gpu, lens, wd, kd),
                   ref.gap_buckets(trace, m, gpu, lens, wd, kd))
     for name, trace in (("kernel-class-table", _class_table_trace()), ("ranking-tie", _tie_trace()),
-                        ("non-contiguous-step-numbers", _steps_trace(rng))):
+                        ("ranking-tie-near-zero", _near_zero_tie_trace()),
+                        ("non-contiguous-step-numbers", _steps_trace(rng)),
+                        ("ignored-events-with-steps", _ignored_events_trace()),
+                        ("step-numbers-out-of-time-order", _out_of_time_order_trace())):
         with g.case(name):
             check(g.call("gap_buckets", trace, TINY, HUGE_BW, [16], BF16, BF16),
                   ref.gap_buckets(trace, TINY, HUGE_BW, [16], BF16, BF16))
     for m, gpu, lens, wd, kd in ((specs.LLAMA_3_1_8B, specs.H100_SXM, [2048] * 16, BF16, BF16),
                                  (TOY, SLOW_GPU, [8192] * 32, FP8, FP8),
                                  (MLA, specs.B200, [1, 70000], INT4, BF16),
+                                 (MLA_RQ0, specs.H100_SXM, [4096, 3], BF16, FP8),
                                  (TIED, specs.H200_SXM, (300, 5), BF16, FP32)):
         with g.case(f"floor-{m.name.lower().replace(' ', '-')}-{gpu.name.lower().replace(' ', '-')}"
                     f"-{wd.value}-{kd.value}-b{len(lens)}"):
@@ -187,10 +253,19 @@ def grade(g: Grading) -> None:
     one_step = decode_trace(TOY, specs.H100_SXM, [64], n_steps=1, seed=5)
     no_step = {"traceEvents": [dict(e, args={}) if e.get("cat") == "kernel" else e
                                for e in good["traceEvents"]]}
+    bool_step = {"traceEvents": [dict(e, args=dict(e["args"], step=True))
+                                 if e.get("cat") == "kernel" and e["args"].get("step") == 1 else e
+                                 for e in good["traceEvents"]]}
+    events_dict = {"traceEvents": {i: e for i, e in enumerate(good["traceEvents"])}}
+    odd_heads = dataclasses.replace(TOY, name="gqa-16q-6kv", n_kv_heads=6)
     L8, H = specs.LLAMA_3_1_8B, specs.H100_SXM
     for name, args in (("single-step-trace", (one_step, TOY, H, [64], BF16, BF16)),
                        ("kernel-without-step", (no_step, TOY, H, [64], BF16, BF16)),
+                       ("bool-step", (bool_step, TOY, H, [64], BF16, BF16)),
                        ("bare-event-list", (good["traceEvents"], TOY, H, [64], BF16, BF16)),
+                       ("trace-events-not-a-list", (events_dict, TOY, H, [64], BF16, BF16)),
+                       ("heads-not-a-multiple-of-kv-heads", (good, odd_heads, H, [64], BF16, BF16)),
+                       ("bool-context-length", (good, TOY, H, [64, True], BF16, BF16)),
                        ("moe-model", (good, specs.MIXTRAL_8X7B, H, [64], BF16, BF16)),
                        ("empty-batch", (good, TOY, H, [], BF16, BF16)),
                        ("zero-context", (good, TOY, H, [64, 0], BF16, BF16)),

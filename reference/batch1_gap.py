@@ -8,6 +8,7 @@ at that instant); the buckets sum to step - floor exactly.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 
@@ -25,9 +26,20 @@ SAMPLER = re.compile(r"sampl", re.I)
 HOST_STATES = ("sync", "sampling", "launch_overhead", "cpu_gaps")
 BUCKETS = ("launch_overhead", "cpu_gaps", "sync", "small_unfused_kernels", "sampling",
            "kernel_efficiency")
+TIE_MS = 1e-9                    # ms: buckets closer than this are equal
 FIXES = {"launch_overhead": "cuda_graphs", "cpu_gaps": "move_host_work_off_critical_path",
          "sync": "remove_sync", "small_unfused_kernels": "fuse_kernels",
          "sampling": "fused_gpu_sampling", "kernel_efficiency": "kernel_tuning"}
+
+
+def rank(means: dict) -> list[str]:
+    """The bucket names, largest mean first; means within TIE_MS of each other are a tie, kept
+    in the listed order (so 0 and 5e-10 ms rank as equals, not by their float noise)."""
+    def cmp(a: str, b: str) -> int:
+        if abs(means[a] - means[b]) <= TIE_MS:
+            return BUCKETS.index(a) - BUCKETS.index(b)
+        return -1 if means[a] > means[b] else 1
+    return sorted(BUCKETS, key=functools.cmp_to_key(cmp))
 
 
 def kernel_class(name: str) -> str:
@@ -206,7 +218,7 @@ def batch1_attribution(trace: dict, model: ModelConfig, gpu: GPU, context_len: i
     out = {"complete_steps": n, "step_ms": total["step"] / n, "floor_ms": w_ms + kv_ms}
     for k in BUCKETS:
         out[k + "_ms"] = total[k] / n
-    out["ranking"] = sorted(BUCKETS, key=lambda k: (-out[k + "_ms"], BUCKETS.index(k)))
+    out["ranking"] = rank({k: out[k + "_ms"] for k in BUCKETS})
     out["uses_cuda_graphs"] = graphs
     first = out["ranking"][0]
     if first == "launch_overhead" and graphs:      # graphs are already on: the next suspect

@@ -8,6 +8,7 @@ buckets that sum to it exactly.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -20,6 +21,17 @@ KERNEL_CLASSES = (
     ("sampling", re.compile(r"sampl|softmax|topk|top_k|top_p|argmax", re.I)),
 )
 BUCKETS = ("gemm_efficiency", "attention", "non_gemm_kernels", "launch_gaps", "sampling_cpu")
+TIE_MS = 1e-9                    # ms: buckets closer than this are equal
+
+
+def rank(means: dict) -> list[str]:
+    """The bucket names, largest mean first; means within TIE_MS of each other are a tie, kept
+    in the listed order (so 0 and 5e-10 ms rank as equals, not by their float noise)."""
+    def cmp(a: str, b: str) -> int:
+        if abs(means[a] - means[b]) <= TIE_MS:
+            return BUCKETS.index(a) - BUCKETS.index(b)
+        return -1 if means[a] > means[b] else 1
+    return sorted(BUCKETS, key=functools.cmp_to_key(cmp))
 
 
 def kernel_class(name: str) -> str:
@@ -141,5 +153,5 @@ def gap_buckets(trace: dict, model: ModelConfig, gpu: GPU, context_lens: list[in
     out["mbu"] = out["floor_ms"] / out["step_ms"]
     for k in BUCKETS:
         out[k + "_ms"] = total[k] / n
-    out["ranking"] = sorted(BUCKETS, key=lambda k: (-out[k + "_ms"], BUCKETS.index(k)))
+    out["ranking"] = rank({k: out[k + "_ms"] for k in BUCKETS})
     return out
