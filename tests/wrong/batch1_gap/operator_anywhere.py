@@ -1,4 +1,4 @@
-"""WRONG: any cpu_op with '::' anywhere is a dispatched operator, not only ^[A-Za-z_]\w*::. Killed by sampler-and-operator-names."""
+r"""WRONG: any cpu_op with '::' anywhere is a dispatched operator, not only ^[A-Za-z_]\w*::. Killed by sampler-and-operator-names."""
 
 from __future__ import annotations
 
