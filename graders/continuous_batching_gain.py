@@ -15,7 +15,7 @@ import random
 import torch
 
 from inferprep import specs
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
 from inferprep.sim.step_model import StepModel
 from inferprep.specs import DType, ModelConfig
 
@@ -67,7 +67,8 @@ def _check_gain(out, exp) -> None:
     if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
         fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
     for k in ("static_steps", "continuous_steps"):
-        expect_equal(out[k], exp[k], name=f"[{k!r}]")
+        if isinstance(out[k], bool) or not isinstance(out[k], int) or out[k] != exp[k]:
+            fail(f"[{k!r}]: got {out[k]!r}, which is wrong")
     for k in ("static_s", "continuous_s", "gain"):
         expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL)
 
@@ -89,7 +90,10 @@ def _check_schedule(out, exp) -> None:
 def _check_budget(out, exp) -> None:
     if not isinstance(out, dict) or set(out) != set(BUDGET_KEYS):
         fail(f"expected a dict with exactly the keys {list(BUDGET_KEYS)}")
-    expect_equal(out["bound"], exp["bound"], name="['bound']")
+    if out["bound"] not in ("memory", "compute"):
+        fail(f"['bound']: expected 'memory' or 'compute', got {out['bound']!r}")
+    if out["bound"] != exp["bound"]:
+        fail(f"['bound']: got {out['bound']!r}, which is wrong")
     for k in ("knee_tokens", "gemm_s", "compute_utilization"):
         expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=RTOL)
 
@@ -135,7 +139,7 @@ def grade(g: Grading) -> None:
                 _check_gain(g.call("step_model_gain", lengths, b, sm, ctx),
                             ref.step_model_gain(lengths, b, sm, ctx))
 
-    big = _trace("exp", 30, 1500)
+    big = _trace("exp", 30, 1100)
     for mname, sm in (STEP_MODELS[0], STEP_MODELS[4]):
         with g.case(f"step-model-{mname}-b512-context256-above-the-knee"):
             _check_gain(g.call("step_model_gain", big, 512, sm, 256),
