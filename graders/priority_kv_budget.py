@@ -7,7 +7,8 @@ wins), and a toy model of powers of two where every step time is an exact binary
 ties of the statement). Interactive batches and contexts are ragged; batch contexts run from 0 to
 64K, including short ones past the GEMM knee. Then admission (final vs current KV, the tie), the
 engine vs the TPOT policy (memory-bound steps, TPOT-bound steps, an impossible target, no batch
-sequences, a tie at the target), and the input checks.
+sequences, a tie at the target, slots needed equal to slots free, zero-context victims), and
+the input checks.
 """
 
 from __future__ import annotations
@@ -191,6 +192,13 @@ def grade(g: Grading) -> None:
     guard.append(("guard-engine-preempts-several", S_SPEC, 0.020, [100] * 8, [0] * 10 + [3] * 5, 14))
     guard.append(("guard-no-batch", S_SPEC, 0.020, [4096] * 64, [], 1000))
     guard.append(("guard-impossible-target", S_SPEC, 0.010, [4096] * 64, mixed[:20], 10**6))
+    # slots: needed == free is a fit (the engine preempts nobody); a preempted sequence frees
+    # its c tokens *and* drops its own need of a slot (zero-context victims free nothing else)
+    guard.append(("guard-engine-slot-tie", S_SPEC, 0.030, [4096] * 64, mixed, 64 + len(mixed)))
+    guard.append(("guard-engine-slot-tie-short", S_SPEC, 0.030, [4096] * 8, [100, 100], 10))
+    guard.append(("guard-engine-zero-context-victims", S_SPEC, 0.030, [4096] * 8,
+                  [2048] * 5 + [0] * 3, 14))
+    guard.append(("guard-policy-zero-context-slots", S_SPEC, 0.030, [4096] * 8, [0] * 6, 10))
     for i, (name, sm) in enumerate(MODELS.items()):
         r = random.Random(3000 + i)
         inter = [r.randrange(0, 8193) for _ in range(r.randrange(1, 33))]
