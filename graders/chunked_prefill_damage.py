@@ -130,20 +130,25 @@ def grade(g: Grading) -> None:
     ok_warm, ok_trace = [[100, 3]], [[0.0, 50, 2]]
     checks = [
         ("step-model-not-a-stepmodel", ({"mfu": 0.4}, ok_warm, ok_trace, 64, 8)),
-        ("budget-zero", (S_8B, ok_warm, ok_trace, 0, 1)),
-        ("seats-zero", (S_8B, ok_warm, ok_trace, 64, 0)),
         ("budget-below-seats", (S_8B, ok_warm, ok_trace, 64, 128)),
         ("more-warm-than-seats", (S_8B, [[100, 3]] * 3, ok_trace, 64, 2)),
         ("warm-context-zero", (S_8B, [[0, 3]], ok_trace, 64, 8)),
         ("warm-remaining-zero", (S_8B, [[100, 0]], ok_trace, 64, 8)),
         ("warm-entry-not-a-pair", (S_8B, [[100, 3, 1]], ok_trace, 64, 8)),
         ("negative-arrival", (S_8B, ok_warm, [[-0.5, 50, 2]], 64, 8)),
-        ("nan-arrival", (S_8B, ok_warm, [[math.nan, 50, 2]], 64, 8)),
         ("infinite-arrival", (S_8B, ok_warm, [[math.inf, 50, 2]], 64, 8)),
         ("prompt-zero", (S_8B, ok_warm, [[0.0, 0, 2]], 64, 8)),
         ("output-zero", (S_8B, ok_warm, [[0.0, 50, 0]], 64, 8)),
         ("prompt-not-int", (S_8B, ok_warm, [[0.0, 50.0, 2]], 64, 8)),
         ("trace-entry-not-a-triple", (S_8B, ok_warm, [[0.0, 50]], 64, 8)),
+        ("arrival-bool", (S_8B, ok_warm, [[True, 50, 2]], 64, 8)),
+        ("output-tokens-bool", (S_8B, ok_warm, [[0.0, 50, True]], 64, 8)),
+        # Last: a simulator that skips these checks loops forever (no seat or no budget for the
+        # waiting request; a NaN arrival never comes), and the dead child would take every later
+        # check with it.
+        ("seats-zero", (S_8B, ok_warm, ok_trace, 64, 0)),
+        ("nan-arrival", (S_8B, ok_warm, [[math.nan, 50, 2]], 64, 8)),
+        ("budget-zero", (S_8B, ok_warm, ok_trace, 0, 1)),
     ]
     for name, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):

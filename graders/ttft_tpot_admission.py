@@ -3,7 +3,9 @@ table, other models, GPUs, TP degrees and dtypes, ragged and empty decode batche
 exactly equal to a step time with and without the logit row, a saturated batch), prefill finish
 times (single prompts, mixed queues, a prompt that stalls as its prefix grows), and admission
 decisions with their remedies (each decision kind, a target exactly equal to the projection,
-routing where fewer queued tokens is the slower replica, ties, salted queues); then the input
+routing where fewer queued tokens is the slower replica, ties, salted queues, a too-long prompt
+behind a queue, TPOT exactly at the decode-only step, a replica with no decoders whose fixed
+overhead exceeds TPOT, another replica projected exactly at the TTFT target); then the input
 checks."""
 
 from __future__ import annotations
@@ -29,6 +31,15 @@ S_MID_FP8 = StepModel(MID, ODD_GPU, 2, dtype=DType.FP8, kv_dtype=DType.BF16, mfu
 S_MID_KV8 = StepModel(MID, specs.B200, 4, dtype=DType.BF16, kv_dtype=DType.FP8, mfu=0.45, mbu=0.75,
                       t_fixed_s=0.0025)
 D64 = [2048] * 64
+# A power-of-two toy: BW = 2^36 B/s, F = 2^46 FLOP/s, t_fixed = 2^-9 s, integer counts, so every
+# step time and every sum of them is a dyadic rational held exactly in float64: a boundary set
+# from it is the same float whatever order a submission adds the terms in.
+TOY = ModelConfig(name="toy-pow2", n_layers=8, hidden_size=1024, n_heads=8, n_kv_heads=2, head_dim=128,
+                  ffn_size=4096, vocab_size=32768)
+TOY_GPU = dataclasses.replace(specs.H100_SXM, name="toy-pow2-gpu", hbm_bytes_per_s=float(2 ** 36),
+                              bf16_dense_flops=float(2 ** 46), fp8_dense_flops=float(2 ** 47))
+S_TOY = StepModel(TOY, TOY_GPU, 1, t_fixed_s=2.0 ** -9)
+S_TOY_SLOW_FIXED = StepModel(TOY, TOY_GPU, 1, t_fixed_s=2.0 ** -4)
 ADMIT_KEYS = ("decision", "projected_ttft_s", "remedy", "replica", "retry_after_s")
 
 
@@ -137,7 +148,30 @@ def grade(g: Grading) -> None:
         ("admit-tied-replicas-lowest-index", S_8B, 0.03, 0.5, _ragged(6, 40, 8000), [4096] * 6, 3000,
          [[[1000] * 50, [4096] * 6], [[500] * 8, [2000]], [[500] * 8, [2000]]]),
         ("admit-stalling-prompt", S_SERVE, 0.01005, 30.0, [2048] * 16, [], 20_000, []),
+        # Too long even alone, behind a non-empty queue: still too_long, not a backlog.
+        ("admit-too-long-behind-queue", S_SERVE, 0.05, 1.5, D64, [2048], 40_000, []),
+        ("admit-too-long-behind-queue-no-replica-fast-enough", S_SERVE, 0.05, 1.5, D64, [2048] * 5, 40_000,
+         [[[8192] * 128, []]]),
+        # No decoders, but the fixed overhead alone exceeds the TPOT target: saturated.
+        ("admit-no-decoders-fixed-overhead-over-tpot", S_TOY_SLOW_FIXED, 0.05, 1.0, [], [], 1000, [[[], [10]]]),
     ]
+    # TPOT exactly the decode-only step: a one-token chunk no longer fits, so saturated (S-serve
+    # and the power-of-two toy); TPOT exactly the step with a one-token chunk: it fits, not saturated.
+    d_toy = [2048] * 64
+    decode_only = S_SERVE.step_s([(1, c, 1) for c in D64])
+    toy_decode_only = S_TOY.step_s([(1, c, 1) for c in d_toy])
+    toy_one_token = S_TOY.step_s([(1, c, 1) for c in d_toy] + [(1, 0, 1)])
+    admit_cases += [
+        ("admit-tpot-equals-decode-only-step", S_SERVE, decode_only, 1.5, D64, [], 1024, []),
+        ("admit-pow2-tpot-equals-decode-only-step", S_TOY, toy_decode_only, 1.0, d_toy, [512], 2048, []),
+        ("admit-pow2-tpot-fits-one-token-chunk", S_TOY, toy_one_token, 1.0, d_toy, [], 2048, []),
+    ]
+    # Another replica projected exactly at the TTFT target (power-of-two toy, so exact in any
+    # summation order): <= routes there.
+    rag = _ragged(7, 37, 6000)
+    at_target = ref.prefill_finish_times(S_TOY, 0.04, rag, [3000, 517, 2048])[-1]
+    admit_cases.append(("admit-routes-to-replica-exactly-at-ttft", S_TOY, 0.04, at_target, d_toy, [2048] * 4, 2048,
+                        [[[4096] * 64, [1000]], [rag, [3000, 517]], [[], [9000] * 3]]))
     # Targets exactly at the projection: admitted (<=); and exactly at the prompt-alone time
     # with a queue ahead: not too_long, a backlog.
     alone = ref.prefill_finish_times(S_8B, 0.03, [3000] * 24, [9000])[-1]
@@ -169,12 +203,14 @@ def grade(g: Grading) -> None:
         ("chunk-decoder-context-zero", "max_chunk", (S_SERVE, 0.05, [2048, 0], 0)),
         ("chunk-decoders-not-a-list", "max_chunk", (S_SERVE, 0.05, 64, 0)),
         ("chunk-prefix-negative", "max_chunk", (S_SERVE, 0.05, D64, -1)),
+        ("finish-prompts-not-a-list", "prefill_finish_times", (S_SERVE, 0.05, D64, 2048)),
         ("finish-prompt-zero", "prefill_finish_times", (S_SERVE, 0.05, D64, [2048, 0])),
         ("finish-prompt-float", "prefill_finish_times", (S_SERVE, 0.05, D64, [2048.0])),
         ("admit-ttft-zero", "admit", (S_SERVE, 0.05, 0.0, D64, [], 2048, [])),
         ("admit-ttft-nan", "admit", (S_SERVE, 0.05, math.nan, D64, [], 2048, [])),
         ("admit-prompt-zero", "admit", (S_SERVE, 0.05, 1.5, D64, [], 0, [])),
         ("admit-queue-entry-zero", "admit", (S_SERVE, 0.05, 1.5, D64, [2048, 0], 2048, [])),
+        ("admit-queue-not-a-list", "admit", (S_SERVE, 0.05, 1.5, D64, 2048, 2048, [])),
         ("admit-other-replica-malformed", "admit", (S_SERVE, 0.05, 1.5, D64, [], 2048, [[D64]])),
         ("admit-other-replica-bad-context", "admit", (S_SERVE, 0.05, 1.5, D64, [], 2048, [[[0], []]])),
     ]
