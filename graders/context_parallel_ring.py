@@ -167,7 +167,7 @@ def _ring_cases(g: Grading, state: _State) -> None:
         (4, 64, 2, 2, 16, f64, "zigzag"), (4, 64, 2, 2, 16, f64, "contiguous"), (2, 32, 4, 1, 8, f64, "zigzag"),
         (3, 48, 4, 2, 8, f32, "zigzag"), (8, 128, 2, 1, 8, f64, "zigzag"), (5, 40, 3, 3, 8, bf16, "contiguous"),
         (1, 16, 2, 1, 8, f64, "zigzag"), (6, 72, 6, 3, 4, f32, "contiguous"), (4, 256, 8, 2, 32, bf16, "zigzag"),
-        (3, 6, 2, 2, 4, f64, "zigzag")]
+        (3, 6, 2, 2, 4, f64, "zigzag"), (2, 64, 4, 2, 16, torch.float16, "zigzag")]
     for k, (p, N, hq, hkv, d, dt, scheme) in enumerate(cases):
         case = f"ring attention p={p} N={N} H_q={hq} H_kv={hkv} d={d} {_dt(dt)} {scheme}"
         with g.case(case):
