@@ -51,6 +51,7 @@ FP8_T = StepModel(specs.LLAMA_3_1_70B, specs.H100_SXM, 4, dtype=DType.FP8, kv_dt
 ODD_T = StepModel(specs.LLAMA_3_1_70B, ODD_GPU, 8, mfu=0.7, mbu=0.9, t_fixed_s=0.004)
 TOY_T = StepModel(TOY, TOY_GPU, t_fixed_s=4.5)
 TOY_D = StepModel(dataclasses.replace(TOY, n_layers=1), TOY_GPU, t_fixed_s=0.25)
+PEAK = StepModel(specs.LLAMA_3_1_70B, specs.H100_SXM, 8, mfu=1.0, mbu=1.0, t_fixed_s=0.0)
 POOL_70B = 1_235_951     # 8 x (0.9 x 80 GB - weights / 8 - 4 GB) / 327,680 B per token
 POOL_8B = 404_286        # 0.9 x 80 GB - weights - 4 GB, over 131,072 B per token
 
@@ -115,6 +116,7 @@ def _step_cases() -> list:
         cases.append((f"s-spec-b32-c1024-g{gl}-alpha{a}", (S_SPEC, S_EAGLE, 32, 1024, gl, a)))
     cases.append(("8b-with-1b-drafter-b16", (T8, D1, 16, 512, 4, 0.8)))
     cases.append(("8b-with-1b-drafter-b200", (T8, D1, 200, 512, 4, 0.8)))
+    cases.append(("8b-with-1b-drafter-b1024", (T8, D1, 1024, 512, 4, 0.8)))   # drafter compute-bound
     cases.append(("fp8-tp4-b96", (FP8_T, eagle(FP8_T), 96, 3000, 3, 0.7)))
     cases.append(("made-up-gpu-b40", (ODD_T, eagle(ODD_T, 0.0003), 40, 700, 5, 0.75)))
     cases.append(("toy-verify-gemm-tie-b8", (TOY_T, TOY_D, 8, 0, 1, 0.5)))
@@ -139,6 +141,13 @@ def _losing_cases() -> list:
     cases.append(("fp8-tp4-c1024-g3", (FP8_T, eagle(FP8_T), 1024, 3, 0.7, 900_000)))
     cases.append(("made-up-gpu-c300-g5", (ODD_T, eagle(ODD_T, 0.0003), 300, 5, 0.75, 2_000_000)))
     cases.append(("toy-exact-tie", (TOY_T, TOY_D, 0, 1, 0.5, 100)))
+    # Not monotone: loses from 292 (speedup 0.999 there, 1.0003 at 291), wins again from 384 to
+    # max_batch 602.
+    cases.append(("peak-eagle-c2048-g4-alpha0.7-dips-and-recovers",
+                  (PEAK, eagle(PEAK), 2048, 4, 0.7, POOL_70B)))
+    # Loses from 294 (1.00008 at 293), wins again from 354 to max_batch 1201.
+    cases.append(("peak-eagle-c1024-g4-alpha0.82-dips-and-recovers",
+                  (PEAK, eagle(PEAK), 1024, 4, 0.82, POOL_70B)))
     return cases
 
 

@@ -1,8 +1,9 @@
 """Hidden cases for tree-attention-mask: masks and positions of fixed, Medusa-built and random
 trees (chains, stars, root only, prefixes 0..600); greedy acceptance on trees with duplicate
 sibling tokens (longer path through the later sibling, depth ties, mismatches below a match);
-tree-vs-chain costs on tabled and made-up step models; crossover batches with an exact tie and
-the max_batch edge; then the input checks."""
+tree-vs-chain costs on tabled and made-up step models, tuple inputs, and rank probabilities whose
+first entry is not the largest; crossover batches with an exact tie, the max_batch edge and a
+rank 2 likelier than rank 1; then the input checks."""
 
 from __future__ import annotations
 
@@ -136,6 +137,8 @@ def grade(g: Grading) -> None:
         ("match-below-a-rejection", [-1, 0, 1, 2, 1], [0, 5, 6, 7, 4], [5, 9, 7, 2, 1]),
         ("medusa-tree-third-branch", med_parents,
          [0, 10, 11, 12, 20, 21, 22, 23, 30, 31, 40], [12, 20, 22, 23, 30, 31, 32, 40, 50, 51, 60]),
+        # the statement allows tuples for parents, tokens and target_next
+        ("tuple-inputs", (-1, 0, 1, 1, 0, 2), (5, 11, 12, 13, 21, 14), (11, 12, 99, 7, 7, 15)),
     ]
     for k in range(10):
         rng = random.Random(f"{SLUG}:accept:{k}")
@@ -156,7 +159,12 @@ def grade(g: Grading) -> None:
              ("story-b26-c512", S_SPEC, story_parents, story_ranks, RANK_P, 5, 512, 26),
              ("story-b200-c4096", S_SPEC, story_parents, story_ranks, RANK_P, 5, 4096, 200),
              ("medusa-tree-8b-b40", S_8B, med_parents, med_ranks, [0.5, 0.2, 0.1], 4, 1000, 40),
-             ("chain-len-0", S_SPEC, med_parents, med_ranks, [0.7, 0.2, 0.1], 0, 64, 8)]
+             ("chain-len-0", S_SPEC, med_parents, med_ranks, [0.7, 0.2, 0.1], 0, 64, 8),
+             # the chain's p1 is rank_probs[0], here not the largest entry
+             ("rank-1-not-likeliest-8b-medusa-b16", S_8B, med_parents, med_ranks, [0.3, 0.45, 0.1],
+              4, 1000, 16),
+             ("tuple-ranks-and-probs", S_SPEC, tuple(med_parents), tuple(med_ranks),
+              (0.6, 0.2, 0.1), 3, 700, 5)]
     for k in range(10):
         rng = random.Random(f"{SLUG}:cost:{k}")
         sm_name, sm = STEP_MODELS[k % len(STEP_MODELS)]
@@ -186,7 +194,11 @@ def grade(g: Grading) -> None:
                ("8b-medusa-tree", S_8B, med_parents, med_ranks, [0.55, 0.2, 0.1], 3, 2048, 1024),
                ("made-up-13b", STEP_MODELS[3][1], story_parents, story_ranks, RANK_P, 4, 300, 1024),
                ("h200-fp8-story-tree", STEP_MODELS[2][1], story_parents, story_ranks, RANK_P, 5,
-                1500, 1024)]
+                1500, 1024),
+               # rank 2 is likelier than rank 1: the chain's p1 is still rank_probs[0] (37; 33
+               # with max(rank_probs))
+               ("rank-1-not-likeliest-story-tree", S_SPEC, story_parents, story_ranks,
+                [0.35, 0.4, 0.1, 0.05], 5, 512, 1024)]
     for name, sm, parents, ranks, probs, chain, ctx, mb in crosses:
         if name == "tree-equal-to-chain":
             ranks = [0] + [1] * 5

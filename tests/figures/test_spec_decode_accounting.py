@@ -169,5 +169,13 @@ def test_losing_batches():
     assert ref.losing_batch(T8, D1, 2048, 4, 0.8, pool(T8))["losing_batch"] is None
 
 
+def test_losing_is_not_monotone():
+    peak = dataclasses.replace(TARGET, mfu=1.0, mbu=1.0, t_fixed_s=0.0)
+    head = dataclasses.replace(EAGLE, mfu=1.0, mbu=1.0)
+    loses = [ref.spec_step(peak, head, b, 2048, 4, 0.7)["speedup"] < 1 for b in range(1, 603)]
+    assert [b for b in range(1, 603) if loses[b - 1]] == list(range(292, 384))
+    assert ref.losing_batch(peak, head, 2048, 4, 0.7, POOL) == {"max_batch": 602, "losing_batch": 292}
+
+
 if __name__ == "__main__":
     print(speedup_svg())
