@@ -1,0 +1,157 @@
+"""Hidden grader of batch-invariance.
+
+Bit-identity is checked between the submission's own outputs (never against a batched matmul of
+the reference: CPU BLAS is not batch invariant). Which rows are victims, their positions and the
+companions come from the salt; the data itself from fixed seeds.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+
+TOKEN_MODES = ("none", "int8_token", "fp8_token")
+ALL_MODES = ("none", "int8_tensor", "int8_token", "fp8_tensor", "fp8_token")
+
+
+def acts(T, H, gen, massive=False, zero_row=None):
+    """Activations with a per-row magnitude spread; optionally one massive activation (60) and an
+    all-zero (padding) row."""
+    x = torch.randn(T, H, generator=gen) * torch.exp(0.5 * torch.randn(T, 1, generator=gen))
+    if massive:
+        x[0, int(torch.randint(H, (1,), generator=gen))] = 60.0
+    if zero_row is not None:
+        x[zero_row] = 0.0
+    return x
+
+
+def _check_xhat(got, want, mode):
+    """Exact, except floor(n / 10000) elements may be one code step off."""
+    expect_tensor(got, want, name="x_hat", rtol=1.0, atol=1.0, dtype=torch.float32)  # type/shape/NaN
+    a, e = got.detach().cpu(), want.detach().cpu()
+    bad = a != e
+    allowed = e.numel() // 10000
+    if int(bad.sum()) > allowed:
+        fail(f"x_hat ({mode}): {int(bad.sum())} of {e.numel()} values differ (at most {allowed} may be "
+             f"one step off); first at index {tuple(bad.nonzero()[0].tolist())}")
+    if bad.any():
+        # one code step: INT8 one scale, FP8 one grid step (<= 1/8 of the value, or a subnormal step)
+        diff = (a - e).abs()[bad].double()
+        bound = e.abs()[bad].double() * 0.125 + e.abs().max().double() / 100.0
+        if (diff > bound).any():
+            fail(f"x_hat ({mode}): a value is more than one code step off")
+
+
+def _expected_linear(ref, x, w, mode):
+    xh = ref.quantize_activations(x.cpu(), mode).double()
+    return (xh @ w.cpu().double().T)
+
+
+def _check_linear(got, want, name="out"):
+    m = float(want.abs().max()) if want.numel() else 0.0
+    expect_tensor(got, want.float(), name=name, rtol=1e-5, atol=1e-5 * m, dtype=torch.float32)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    dev = g.device
+    rnd = random.Random(f"batch-invariance:{g.salt}")
+
+    # ---- quantization: ties, saturation, fp8 vs fnuz max, zero rows, per tensor vs per token
+    ties_i8 = torch.tensor([[127.0, 2.5, -2.5, 0.5, 1.5, -0.5, 126.5, -127.0],
+                            [3.5, 4.5, -5.5, 0.0, 6.5, 127.0, 100.5, -99.5]])
+    ties_f8 = torch.tensor([[448.0, 1.0625, 1.1875, -1.0625, 2.0 ** -10, 3 * 2.0 ** -10, 300.0, 250.0],
+                            [448.0, 17.0, 19.0, -9.5, 0.0, 2.0 ** -9, 440.0, 232.0]])
+    for mode in ("int8_tensor", "int8_token"):
+        with g.case(f"quant-ties-{mode}"):
+            _check_xhat(g.call("quantize_activations", ties_i8.to(dev), mode),
+                        ref.quantize_activations(ties_i8, mode).to(dev), mode)
+    for mode in ("fp8_tensor", "fp8_token"):
+        with g.case(f"quant-ties-{mode}"):
+            _check_xhat(g.call("quantize_activations", ties_f8.to(dev), mode),
+                        ref.quantize_activations(ties_f8, mode).to(dev), mode)
+    for i, mode in enumerate(ALL_MODES):
+        with g.case(f"quant-{mode}-rows-of-different-size"):
+            x = acts(48, 512, g.rng(10 + i), massive=(i % 2 == 1), zero_row=7)
+            _check_xhat(g.call("quantize_activations", x.to(dev), mode),
+                        ref.quantize_activations(x, mode).to(dev), mode)
+    for mode in ("int8_token", "fp8_tensor"):
+        with g.case(f"quant-{mode}-large"):
+            x = acts(96, 1024, g.rng(20), massive=True)
+            _check_xhat(g.call("quantize_activations", x.to(dev), mode),
+                        ref.quantize_activations(x, mode).to(dev), mode)
+    with g.case("quant-all-zero-batch"):
+        z = torch.zeros(3, 16)
+        for mode in ALL_MODES:
+            _check_xhat(g.call("quantize_activations", z.to(dev), mode), z.to(dev), mode)
+
+    # ---- the linear layer: values, then bitwise invariance across batch compositions
+    H, N = 256, 384
+    w = (torch.randn(N, H, generator=g.rng(30)) / H ** 0.5)
+    for i, mode in enumerate(ALL_MODES):
+        with g.case(f"linear-values-{mode}"):
+            x = acts(24, H, g.rng(40 + i), massive=(mode.endswith("tensor")), zero_row=5)
+            _check_linear(g.call("quantized_linear", x.to(dev), w.to(dev), mode), _expected_linear(ref, x, w, mode))
+    pool = acts(160, H, g.rng(50), massive=True, zero_row=99)
+    for mode in TOKEN_MODES:
+        with g.case(f"invariance-{mode}"):
+            victims = rnd.sample(range(160), 3)
+            alone = [g.call("quantized_linear", pool[v:v + 1].to(dev), w.to(dev), mode) for v in victims]
+            for t, out in enumerate(alone):
+                _check_linear(out, _expected_linear(ref, pool[victims[t]:victims[t] + 1], w, mode), name="alone")
+            for size in (2, 5, 17, 64, 128):
+                others = [r for r in rnd.sample(range(160), size) if r not in victims][: size - len(victims)]
+                rows = others + victims
+                rnd.shuffle(rows)
+                out = g.call("quantized_linear", pool[rows].to(dev), w.to(dev), mode)
+                expect_tensor(out, torch.zeros(len(rows), N, device=dev), name=f"batch of {len(rows)}",
+                              rtol=1e9, atol=1e9)  # type, shape, device only
+                for t, v in enumerate(victims):
+                    r = rows.index(v)
+                    if not torch.equal(out[r].cpu(), alone[t][0].cpu()):
+                        n_diff = int((out[r].cpu() != alone[t][0].cpu()).sum())
+                        fail(f"row {r} of a batch of {len(rows)} differs from the same row computed alone "
+                             f"in {n_diff} of {N} outputs: not batch invariant")
+
+    # ---- cross-talk
+    Hc, Nc = 256, 512
+    wc = torch.randn(Nc, Hc, generator=g.rng(60)) / Hc ** 0.5
+    victims = acts(16, Hc, g.rng(61))
+    normal = acts(31, Hc, g.rng(62))
+    massive = acts(31, Hc, g.rng(63), massive=True)
+    padded = torch.cat([acts(7, Hc, g.rng(64)), torch.zeros(2, Hc)])
+    specs = [(m, "normal-companions", normal) for m in ALL_MODES] + \
+            [(m, "massive-activation-companion", massive) for m in ALL_MODES] + \
+            [("fp8_tensor", "padding-companions", padded), ("int8_token", "no-companions", torch.zeros(0, Hc))]
+    rnd.shuffle(specs)
+    for mode, name, comp in specs:
+        with g.case(f"cross-talk-{mode}-{name}"):
+            got = g.call("cross_talk", victims.to(dev), comp.to(dev), wc.to(dev), mode)
+            want = ref.cross_talk(victims, comp, wc, mode)
+            if not isinstance(got, dict):
+                fail("cross_talk must return a dict")
+            for key in ("max_rel_change", "flips"):
+                if key not in got:
+                    fail(f"missing key {key!r}")
+            expect_close(got["max_rel_change"], want["max_rel_change"], name="max_rel_change",
+                         rtol=1e-6, atol=1e-12)
+            expect_equal(got["flips"], want["flips"], name="flips")
+
+    # ---- input checks
+    x = acts(4, 16, g.rng(70)).to(dev)
+    w16 = torch.randn(8, 16, generator=g.rng(71)).to(dev)
+    for name, fn, args in [
+        ("unknown-mode", "quantize_activations", (x, "fp8")),
+        ("one-dimensional", "quantize_activations", (x[0], "int8_token")),
+        ("nan", "quantize_activations", (torch.where(x > 1, float("nan"), x), "int8_token")),
+        ("float64", "quantize_activations", (x.double(), "int8_token")),
+        ("feature-mismatch", "quantized_linear", (x, w16[:, :8].contiguous(), "none")),
+        ("unknown-mode", "quantized_linear", (x, w16, "int4_token")),
+        ("no-victims", "cross_talk", (x[:0], x, w16, "int8_tensor")),
+        ("companion-mismatch", "cross_talk", (x, x[:, :8].contiguous(), w16, "int8_tensor")),
+    ]:
+        with g.case(f"{fn}-rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)

@@ -1,0 +1,189 @@
+"""Hidden grader of kv-quant-keys-values.
+
+Inputs are float32 (some float16) keys with a few large outlier channels and values whose scale
+varies per token (the shapes KIVI and KVQuant report). Every case is fixed by its seed; the salt
+only shuffles which outlier channels and which steps a case uses, so nothing can be memorized.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+
+
+def make_k(shape, gen, n_outliers=3, dtype=torch.float32, chans=None):
+    """Keys: N(0, 1) with a few channels offset and stretched (fixed across tokens)."""
+    k = torch.randn(*shape, generator=gen, dtype=torch.float64)
+    D = shape[-1]
+    chans = chans if chans is not None else torch.randperm(D, generator=gen)[:n_outliers].tolist()
+    for c in chans:
+        k[..., c] = k[..., c] * 3.0 + 12.0
+    return k.to(dtype)
+
+
+def make_v(shape, gen, dtype=torch.float32):
+    """Values: N(0, 1) times a log-normal magnitude per token."""
+    v = torch.randn(*shape, generator=gen, dtype=torch.float64)
+    mag = torch.exp(0.6 * torch.randn(*shape[:-1], 1, generator=gen, dtype=torch.float64))
+    return (v * mag).to(dtype)
+
+
+def _close(got, want, name):
+    """Elementwise within 1e-6 * (|want| + max|want|)."""
+    scale = float(want.abs().max()) if want.numel() else 0.0
+    expect_tensor(got, want, name=name, rtol=1e-6, atol=1e-6 * scale, dtype=torch.float64)
+
+
+def _check_quant(g, ref, x, bits, group, layout):
+    got = g.call("quantize_groups", x, bits, group, layout)
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        fail("quantize_groups must return a tuple (codes, scale, zero)")
+    codes, scale, zero = ref.quantize_groups(x, bits, group, layout)
+    expect_tensor(got[0], codes, name="codes")
+    expect_tensor(got[1], scale, name="scale", rtol=1e-12, dtype=torch.float64)
+    expect_tensor(got[2], zero, name="zero", rtol=1e-12, dtype=torch.float64)
+    return codes, scale, zero
+
+
+def _check_kivi(g, ref, args):
+    got = g.call("kivi_decode", *args)
+    want = ref.kivi_decode(*args)
+    if not isinstance(got, dict):
+        fail("kivi_decode must return a dict")
+    for key in ("counts", "nbytes", "outputs", "k_hat", "v_hat"):
+        if key not in got:
+            fail(f"missing key {key!r}")
+    expect_equal(got["counts"], want["counts"], name="counts")
+    nb = got["nbytes"]
+    if not isinstance(nb, (list, tuple)) or len(nb) != len(want["nbytes"]):
+        fail(f"nbytes: expected a list of {len(want['nbytes'])} numbers")
+    for i, (a, e) in enumerate(zip(nb, want["nbytes"])):
+        expect_close(a, e, name=f"nbytes[{i}]", rtol=1e-12)
+    _close(got["k_hat"], want["k_hat"], "k_hat")
+    _close(got["v_hat"], want["v_hat"], "v_hat")
+    _close(got["outputs"], want["outputs"], "outputs")
+
+
+def _kivi_args(gen, dev, H, L0, S, D, bits_k, bits_v, group, R, dtype=torch.float32, chans=None):
+    kp = make_k((H, L0, D), gen, dtype=dtype, chans=chans).to(dev)
+    vp = make_v((H, L0, D), gen, dtype=dtype).to(dev)
+    qs = torch.randn(S, H, D, generator=gen).to(dtype).to(dev)
+    ks = make_k((S, H, D), gen, dtype=dtype, chans=chans).to(dev)
+    vs = make_v((S, H, D), gen, dtype=dtype).to(dev)
+    return (kp, vp, qs, ks, vs, bits_k, bits_v, group, R)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    dev = g.device
+    rnd = random.Random(f"kv-quant-keys-values:{g.salt}")
+
+    # ---- the quantizer: ties, a constant group, layouts, bits, groups, dtypes
+    with g.case("quant-ties-round-half-even"):
+        # scale 1 (0..3 at 2 bits) and scale 2 (0..14 at 3 bits): every .5 is a tie
+        x = torch.tensor([[0.0, 0.5, 1.5, 3.0, 2.5, 1.0, 0.5, 2.5],
+                          [14.0, 1.0, 3.0, 5.0, 0.0, 7.0, 9.0, 11.0]], device=dev)
+        _check_quant(g, ref, x, 2, 4, "per_token")
+        _check_quant(g, ref, x[1:].repeat(1, 1) * 1.0, 3, 8, "per_token")
+    with g.case("quant-ties-per-channel"):
+        x = torch.tensor([[0.0, 14.0], [0.5, 1.0], [1.5, 3.0], [3.0, 5.0],
+                          [2.5, 0.0], [1.0, 7.0], [0.5, 9.0], [2.5, 11.0]], device=dev)
+        _check_quant(g, ref, x, 2, 4, "per_channel")
+    with g.case("quant-constant-group"):
+        x = torch.tensor([[1.25, 1.25, 1.25, 1.25, -2.0, 0.0, 2.0, 4.0],
+                          [0.0, 0.0, 0.0, 0.0, 7.0, 7.0, 7.0, 7.0]], device=dev)
+        c, s, z = _check_quant(g, ref, x, 4, 4, "per_token")
+        got = g.call("dequantize_groups", c.to(dev), s.to(dev), z.to(dev), 4, "per_token")
+        _close(got, ref.dequantize_groups(c, s, z, 4, "per_token"), "dequantized")
+    combos = [(2, 32, "per_channel"), (2, 32, "per_token"), (4, 16, "per_channel"),
+              (3, 8, "per_token"), (8, 64, "per_channel"), (1, 16, "per_token"),
+              (4, 128, "per_token"), (5, 16, "per_channel")]
+    for i, (bits, group, layout) in enumerate(combos):
+        with g.case(f"quant-{bits}bit-group{group}-{layout}"):
+            gen = g.rng(100 + i)
+            dtype = torch.float16 if i == 3 else torch.float32
+            shape = (2, 3, 64, 128) if i % 2 == 0 else (64, 128)
+            x = (make_k if layout == "per_channel" else make_v)(shape, gen, dtype=dtype).to(dev)
+            c, s, z = _check_quant(g, ref, x, bits, group, layout)
+            got = g.call("dequantize_groups", c.to(dev), s.to(dev), z.to(dev), group, layout)
+            _close(got, ref.dequantize_groups(c, s, z, group, layout), "dequantized")
+
+    # ---- the KIVI cache: prefill below / equal to / a multiple of / not a multiple of R;
+    # flushes crossed; group < R and group == R; bits_k != bits_v
+    scen = [
+        # name, H, L0, S, D, bits_k, bits_v, group, R
+        ("prefill-below-R", 2, 20, 30, 32, 2, 2, 8, 32),
+        ("prefill-equal-R", 2, 32, 40, 32, 2, 4, 8, 32),
+        ("prefill-2R", 1, 64, 33, 32, 4, 2, 16, 32),
+        ("prefill-mR-plus-r", 2, 75, 70, 32, 2, 2, 8, 32),
+        ("prefill-R-minus-1-then-1", 2, 31, 1, 16, 3, 3, 8, 32),
+        ("group-equals-R", 2, 45, 50, 32, 2, 2, 16, 16),
+        ("group-below-R-many-flushes", 1, 100, 130, 64, 4, 4, 16, 48),
+        ("prefill-1", 1, 1, 40, 32, 2, 8, 32, 32),
+        ("no-steps", 2, 70, 0, 32, 2, 2, 8, 32),
+        ("float16-inputs", 2, 50, 40, 32, 2, 2, 8, 16),
+    ]
+    rnd.shuffle(scen)
+    for i, (name, H, L0, S, D, bk, bv, group, R) in enumerate(scen):
+        with g.case(f"kivi-{name}"):
+            gen = g.rng(200 + i)
+            chans = rnd.sample(range(D), 3)
+            dtype = torch.float16 if name == "float16-inputs" else torch.float32
+            _check_kivi(g, ref, _kivi_args(gen, dev, H, L0, S, D, bk, bv, group, R, dtype, chans))
+
+    # ---- the error roads: bits and attention sharpness
+    D = 64
+    for i, (bits, mult) in enumerate([(2, 1.0), (4, 0.25), (4, 4.0), (8, 1.0), (4, 16.0)]):
+        with g.case(f"roads-{bits}bit-logits-x{mult:g}"):
+            gen = g.rng(300 + i)
+            L = 256
+            k = make_k((L, D), gen)
+            v = make_v((L, D), gen)
+            q = torch.randn(16, D, generator=gen)
+            k_hat = ref.dequantize_groups(*ref.quantize_groups(k, bits, 32, "per_channel"), 32, "per_channel")
+            v_hat = ref.dequantize_groups(*ref.quantize_groups(v, bits, 32, "per_token"), 32, "per_token")
+            args = (q.to(dev), k.to(dev), v.to(dev), k_hat.to(dev), v_hat.to(dev), mult / math.sqrt(D))
+            got = g.call("error_roads", *args)
+            want = ref.error_roads(*args)
+            if not isinstance(got, dict):
+                fail("error_roads must return a dict")
+            for key in ("k_only", "v_only", "k_linear", "v_linear", "entropy"):
+                if key not in got:
+                    fail(f"missing key {key!r}")
+                expect_close(got[key], want[key], name=key, rtol=1e-6)
+
+    # ---- input checks
+    x = make_v((16, 32), g.rng(400)).to(dev)
+    bad_q = [
+        ("group-not-dividing-channels", (x, 2, 12, "per_token")),
+        ("group-not-dividing-tokens", (x[:12], 2, 8, "per_channel")),
+        ("bits-zero", (x, 0, 8, "per_token")),
+        ("bits-nine", (x, 9, 8, "per_token")),
+        ("unknown-layout", (x, 2, 8, "per_tensor")),
+        ("nan-input", (torch.where(x > 2, float("nan"), x), 2, 8, "per_token")),
+        ("integer-tensor", (torch.ones(16, 32, dtype=torch.int32, device=dev), 2, 8, "per_token")),
+    ]
+    for name, args in bad_q:
+        with g.case(f"quantize-rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", "quantize_groups", *args)
+    base = _kivi_args(g.rng(401), dev, 1, 10, 3, 32, 2, 2, 8, 16)
+    bad_k = [
+        ("residual-not-multiple-of-group", base[:8] + (20,)),
+        ("head-dim-not-multiple-of-group", base[:7] + (12, 24)),
+        ("empty-prefill", (base[0][:, :0], base[1][:, :0]) + base[2:]),
+        ("step-shape-mismatch", base[:2] + (base[2][:, :, :16],) + base[3:]),
+        ("nan-in-prefill", (base[0] * float("nan"),) + base[1:]),
+    ]
+    for name, args in bad_k:
+        with g.case(f"kivi-rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", "kivi_decode", *args)
+    gq = g.rng(402)
+    q, k = torch.randn(4, 32, generator=gq).to(dev), torch.randn(8, 32, generator=gq).to(dev)
+    for name, args in [("shape-mismatch", (q, k, k, k[:7], k, 0.2)),
+                       ("nonpositive-sm-scale", (q, k, k, k, k, 0.0))]:
+        with g.case(f"roads-rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", "error_roads", *args)
