@@ -150,3 +150,14 @@ def test_recipes():
 
 
 RECIPES = [0.0909, 0.1064, 0.118, 0.1176, 0.0687]
+
+
+def test_identity_hessian_is_rtn_and_scale_of_h_is_irrelevant():
+    W, X_calib, _, _ = setup()
+    assert torch.equal(ref.gptq_quantize(W, torch.eye(D_IN, dtype=torch.float64), 4), ref.rtn_quantize(W, 4))
+    X = X_calib[0, :100]
+    a = ref.gptq_quantize(W, X, 4)
+    b = ref.gptq_quantize(W, 3.0 * X, 4)            # H scaled by 9: same grid decisions
+    assert float((a - b).abs().max()) < 1e-12
+    c = ref.gptq_quantize(W, X, 4, blocksize=8)
+    assert float((a - c).abs().max()) < 1e-12
