@@ -1,0 +1,202 @@
+"""Hidden grader for moe-calibration.
+
+1. ``expert_token_counts`` on routing traces: router logits with Zipf-skewed expert biases (some
+   experts get no token), exact ties (bf16 logits, a hand-made tie row), an empty batch.
+2. ``expected_tokens`` on Zipf shares (DeepSeek-V3's 256 experts, top-8, 262,144 tokens), a rare
+   expert, k * share = 1, no tokens.
+3. ``rtn_quantize`` and ``gptq_quantize`` against the pinned GPTQ on hidden weights and inputs: a
+   rounding tie, zero and one-signed rows, dead input columns holding a row's extreme weight, fewer
+   tokens than input dimensions, one token, no token and all-zero inputs (fallback), act-order with
+   tied Hessian diagonals, partial blocks, 2 to 8 bits, float32 inputs.
+4. ``gptq_vs_rtn`` on a decaying-spectrum input distribution (the crossover near n = d_in), and
+   ``calibration_plan`` with counts exactly at the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+
+
+def _zipf_logits(seed: int, n: int, e: int, alpha: float, dtype) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    pop = torch.arange(1, e + 1, dtype=torch.float64) ** -alpha
+    bias = torch.log(pop[torch.randperm(e, generator=g)]) * 3.0
+    return (torch.randn(n, e, generator=g, dtype=torch.float64) + bias).to(dtype)
+
+
+def _shares(e: int, alpha: float, rare: float | None = None) -> list[float]:
+    pi = [(r + 1) ** -alpha for r in range(e)]
+    s = math.fsum(pi)
+    pi = [p / s for p in pi]
+    if rare is not None:
+        pi[-1] = rare
+        rest = math.fsum(pi[:-1])
+        pi[:-1] = [p * (1.0 - rare) / rest for p in pi[:-1]]
+    return pi
+
+
+def _spectrum_inputs(g: torch.Generator, d: int):
+    U, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    return U * torch.logspace(0, -2, d, dtype=torch.float64).sqrt()
+
+
+def _check_list(out, exp, name, rtol, atol=0.0):
+    if not isinstance(out, (list, tuple)) or len(out) != len(exp):
+        fail(f"{name}: expected a list of {len(exp)} numbers")
+    for i, (a, e) in enumerate(zip(out, exp)):
+        expect_close(a, e, name=f"{name}[{i}]", rtol=rtol, atol=atol)
+
+
+def _check_w(out, exp, W):
+    tol = 1e-9 * float(W.abs().max())
+    expect_tensor(out, exp, name="W_hat", rtol=0.0, atol=tol, dtype=torch.float64)
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    rng = random.Random(f"moe-calibration:{g.salt}")
+    dev = g.device
+
+    # 1. tokens per expert from routing traces
+    traces = [("tie-row", torch.tensor([[1.0, 1.0, 1.0, 0.0], [0.0, 2.0, 2.0, 2.0], [5.0, 5.0, 5.0, 5.0]],
+                                       dtype=torch.float64), 2),
+              ("zipf0.8-f32", _zipf_logits(1, 3000, 64, 0.8, torch.float32), 6),
+              ("zipf1.2-f64", _zipf_logits(2, 2000, 128, 1.2, torch.float64), 8),
+              ("bf16-ties", _zipf_logits(3, 1500, 32, 0.5, torch.bfloat16), 4),
+              ("uniform-top1", _zipf_logits(4, 500, 16, 0.0, torch.float64), 1),
+              ("empty", torch.zeros(0, 12, dtype=torch.float32), 3)]
+    for name, logits, k in traces:
+        with g.case(f"counts-{name}"):
+            out = g.call("expert_token_counts", logits.to(dev), k)
+            expect_equal(out, ref.expert_token_counts(logits, k), name="counts")
+
+    # 2. expected tokens
+    exp_cases = [("zipf0", _shares(256, 0.0), 262144, 8), ("zipf0.8", _shares(256, 0.8), 262144, 8),
+                 ("zipf0.5", _shares(256, 0.5), 262144, 8),
+                 ("rare-expert", _shares(256, 0.0, rare=1e-5 / 8), 262144, 8),
+                 ("made-up-60", _shares(60, 0.6), 50000, 4), ("k-times-share-one", [0.5, 0.5], 7, 2),
+                 ("no-tokens", _shares(8, 1.0), 0, 2)]
+    for name, pi, n, k in exp_cases:
+        with g.case(f"expected-{name}"):
+            out = g.call("expected_tokens", pi, n, k)
+            exp = ref.expected_tokens(pi, n, k)
+            if not isinstance(out, dict) or set(out) != set(exp):
+                fail("expected_tokens must return a dict with exactly the keys ['expected', 'p_zero']")
+            _check_list(out["expected"], exp["expected"], "['expected']", 1e-9)
+            _check_list(out["p_zero"], exp["p_zero"], "['p_zero']", 1e-6, 1e-300)
+
+    # 3. the quantizers
+    tie = torch.tensor([[-3.0, 12.0, 2.5, 0.5, -1.5, 7.5, 0.0, 4.5],
+                        [0.0] * 8,
+                        [0.25, 1.0, 0.5, 0.75, 0.125, 0.3, 0.9, 0.6],
+                        [-0.25, -1.0, -0.5, -0.75, -0.125, -0.3, -0.9, -0.6]], dtype=torch.float64)
+    g0 = torch.Generator().manual_seed(11)
+    rtn_cases = [("ties-zero-row-one-signed-4bit", tie, 4),
+                 ("random-3bit", torch.randn(48, 40, generator=g0, dtype=torch.float64), 3),
+                 ("random-2bit", torch.randn(16, 64, generator=g0, dtype=torch.float64), 2),
+                 ("random-8bit-f32", torch.randn(32, 24, generator=g0, dtype=torch.float32), 8)]
+    for name, W, bits in rtn_cases:
+        with g.case(f"rtn-{name}"):
+            _check_w(g.call("rtn_quantize", W.to(dev), bits), ref.rtn_quantize(W, bits).to(dev), W)
+
+    def gptq_case(name, W, X, bits, damp=0.01, block=128, act=False):
+        with g.case(f"gptq-{name}"):
+            out = g.call("gptq_quantize", W.to(dev), X.to(dev), bits, damp, block, act)
+            _check_w(out, ref.gptq_quantize(W, X, bits, damp, block, act).to(dev), W)
+
+    g1 = torch.Generator().manual_seed(21)
+    A = _spectrum_inputs(g1, 40)
+    W = torch.randn(48, 40, generator=g1, dtype=torch.float64) / 40 ** 0.5
+    Xmany = torch.randn(300, 40, generator=g1, dtype=torch.float64) @ A.T
+    gptq_case("n300-d40-4bit", W, Xmany, 4)
+    gptq_case("n300-d40-block8", W, Xmany, 4, block=8)
+    gptq_case("n300-d40-block7-3bit-damp0.1", W, Xmany, 3, damp=0.1, block=7)
+    gptq_case("fewer-tokens-than-dims-n12", W, Xmany[:12], 4)
+    gptq_case("one-token", W, Xmany[:1], 4)
+    gptq_case("8bit-damp1", W, Xmany[:50], 8, damp=1.0)
+    Xdead = Xmany[:80].clone()
+    Xdead[:, [3, 17, 39]] = 0.0
+    Wdead = W.clone()
+    Wdead[5, 17] = 3.0          # the row's maximum sits in a dead column
+    Wdead[9, 3] = -3.0          # and a minimum
+    gptq_case("dead-columns-hold-extremes", Wdead, Xdead, 4)
+    Xtie = Xmany[:120].clone()
+    Xtie[:, 10] = Xtie[:, 2]    # equal Hessian diagonals: act-order's tie rule decides
+    Xtie[:, 25] = -Xtie[:, 2]
+    Xtie[:, [6, 30]] = 0.0      # two dead columns, diagonal 1 after the fix
+    gptq_case("act-order-ties-and-dead", W, Xtie, 4, act=True)
+    gptq_case("act-order-block16-2bit", W, Xmany[:64], 2, block=16, act=True)
+    gptq_case("no-tokens-falls-back", W, Xmany[:0], 4)
+    gptq_case("all-zero-inputs-fall-back", W, torch.zeros(9, 40, dtype=torch.float64), 4)
+    gptq_case("float32-inputs", W.float(), Xmany[:100].float(), 4)
+
+    # 4. where GPTQ stops losing to RTN
+    for i, (d, dout, R, damp, grid) in enumerate([
+            (32, 48, 3, 0.01, [0, 1, 4, 8, 16, 24, 32, 48, 64, 128]),
+            (48, 32, 2, 0.1, [0, 2, 12, 24, 36, 48, 96]),
+            (24, 40, 2, 0.01, [0, 1, 3, 6, 12])]):
+        with g.case(f"crossover-d{d}-damp{damp}"):
+            gg = torch.Generator().manual_seed(400 + i)
+            A = _spectrum_inputs(gg, d)
+            W = torch.randn(dout, d, generator=gg, dtype=torch.float64) / d ** 0.5
+            Xc = torch.randn(R, grid[-1], d, generator=gg, dtype=torch.float64) @ A.T
+            Xt = torch.randn(2048, d, generator=gg, dtype=torch.float64) @ A.T
+            out = g.call("gptq_vs_rtn", W.to(dev), Xc.to(dev), Xt.to(dev), grid, 4, damp)
+            exp = ref.gptq_vs_rtn(W, Xc, Xt, grid, 4, damp)
+            if not isinstance(out, dict) or set(out) != set(exp):
+                fail("gptq_vs_rtn must return a dict with exactly the keys "
+                     "['crossover', 'gptq_errors', 'rtn_error']")
+            expect_close(out["rtn_error"], exp["rtn_error"], name="['rtn_error']", rtol=1e-9)
+            _check_list(out["gptq_errors"], exp["gptq_errors"], "['gptq_errors']", 1e-7)
+            # acceptable crossovers: the decision may flip only within 1e-9 of the margin
+            thr = (1.0 - ref.WIN_MARGIN) * exp["rtn_error"]
+            lo = next((n for n, e in zip(grid, exp["gptq_errors"]) if e < thr * (1 + 1e-9)), None)
+            hi = next((n for n, e in zip(grid, exp["gptq_errors"]) if e < thr * (1 - 1e-9)), None)
+            ok = {lo, hi}
+            c = out["crossover"]
+            if c not in ok or isinstance(c, bool) or not (c is None or isinstance(c, int)):
+                fail("['crossover']: not the smallest n of the grid where GPTQ's mean error is below "
+                     "(1 - 1e-6) x RTN's")
+
+    # 5. the plan
+    plans = [([128, 127, 0, 64, 500, 63], [0, 1, 128, 63, 0, 0], 128, 1.0),
+             ([64, 63, 200, 0], [0, 1, 55, 0], 128, 0.5),
+             ([3000, 2047, 2048, 100], [0, 2000, 0, 0], 1024, 2.0),
+             ([7, 8, 0], [0, 0, 12], 5, 1.5)]
+    order = list(range(len(plans)))
+    rng.shuffle(order)
+    for j in order:
+        routed, targeted, d, r = plans[j]
+        with g.case(f"plan-{j}"):
+            out = g.call("calibration_plan", routed, targeted, d, r)
+            expect_equal(out, ref.calibration_plan(routed, targeted, d, r), name="plan")
+
+    # input checks
+    W = torch.randn(8, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    X = torch.randn(10, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Xnan = X.clone()
+    Xnan[0, 0] = math.nan
+    checks = [
+        ("counts-topk-above-experts", "expert_token_counts", (X, 7)),
+        ("counts-nan-logit", "expert_token_counts", (Xnan, 2)),
+        ("counts-1d", "expert_token_counts", (X[0], 2)),
+        ("expected-shares-not-summing-to-one", "expected_tokens", ([0.5, 0.4], 10, 1)),
+        ("expected-k-share-above-one", "expected_tokens", ([0.75, 0.25], 10, 2)),
+        ("expected-negative-share", "expected_tokens", ([1.25, -0.25], 10, 1)),
+        ("rtn-one-bit", "rtn_quantize", (W, 1)),
+        ("gptq-wrong-d-in", "gptq_quantize", (W, X[:, :5], 4, 0.01, 128, False)),
+        ("gptq-zero-damping", "gptq_quantize", (W, X, 4, 0.0, 128, False)),
+        ("gptq-nan-input", "gptq_quantize", (W, Xnan, 4, 0.01, 128, False)),
+        ("crossover-grid-not-increasing", "gptq_vs_rtn", (W, X[None], X, [4, 2], 4, 0.01)),
+        ("crossover-grid-past-n", "gptq_vs_rtn", (W, X[None], X, [2, 11], 4, 0.01)),
+        ("plan-length-mismatch", "calibration_plan", ([1, 2], [1], 4, 1.0)),
+        ("plan-negative-count", "calibration_plan", ([1, -2], [1, 0], 4, 1.0)),
+    ]
+    for name, fn, args in checks:
+        with g.case(f"rejects-{name}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)
