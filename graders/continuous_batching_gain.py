@@ -2,8 +2,8 @@
 (short outputs, partial last group, b > N, b = 1, unsorted traces, equal lengths), fixed-seed
 exponential / lognormal / uniform / capped traces and one salt-drawn trace at several b, linear
 step costs from flat to steep (knee b* = a/c of 4..512, a = 0), the StepModel on tabled and
-made-up models, GPUs, dtypes and TP degrees at short and long contexts, the statistic on
-partial groups, H_b against ln b, and token budgets on both sides of the GEMM knee with an
+made-up models (one MQA model whose decode attention is compute-bound), GPUs, dtypes and TP
+degrees at short and long contexts, the statistic on partial groups, H_b against ln b, and token budgets on both sides of the GEMM knee with an
 exact tie; then the input checks."""
 
 from __future__ import annotations
@@ -31,6 +31,13 @@ POW2_GPU = dataclasses.replace(specs.H100_SXM, name="pow2", bf16_dense_flops=2.0
                                fp8_dense_flops=2.0 ** 51, hbm_bytes_per_s=2.0 ** 40)
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=612e12,
                               fp8_dense_flops=1224e12, hbm_bytes_per_s=2.1e12)
+# A made-up MQA model (64 query heads per KV head, INT4 KV) on a slow-compute GPU: the FLOP side
+# of decode attention, A*context/F, beats the KV read kvb*context/BW.
+MQA64 = ModelConfig(name="mqa-64", n_layers=24, hidden_size=4096, n_heads=64, n_kv_heads=1,
+                    head_dim=64, ffn_size=11008, vocab_size=50304)
+SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="slow-compute", hbm_bytes_per_s=4.0e12,
+                               bf16_dense_flops=100e12, fp8_dense_flops=200e12)
+MQA64_SM = StepModel(MQA64, SLOW_GPU, 2, kv_dtype=DType.INT4, mfu=0.3, mbu=0.9, t_fixed_s=0.001)
 MHA = ModelConfig(name="mha-7b", n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=32,
                   head_dim=128, ffn_size=11008, vocab_size=32000)
 S8B = StepModel(specs.LLAMA_3_1_8B, specs.H100_SXM, 1, mfu=0.5, mbu=0.8, t_fixed_s=0.002)
@@ -144,6 +151,13 @@ def grade(g: Grading) -> None:
         with g.case(f"step-model-{mname}-b512-context256-above-the-knee"):
             _check_gain(g.call("step_model_gain", big, 512, sm, 256),
                         ref.step_model_gain(big, 512, sm, 256))
+
+    # Decode attention is compute-bound here (64 query heads share one INT4 KV head).
+    for lengths, b, ctx in (([3, 1, 4, 1, 5, 9, 2, 6], 2, 4096), (exp_trace, 32, 16384)):
+        with g.case(f"step-model-mqa64-slow-int4kv-compute-bound-attention-n{len(lengths)}"
+                    f"-b{b}-context{ctx}"):
+            _check_gain(g.call("step_model_gain", lengths, b, MQA64_SM, ctx),
+                        ref.step_model_gain(lengths, b, MQA64_SM, ctx))
 
     for name, lengths, b in traces[1:]:
         with g.case(f"statistic-{name}-b{b}"):

@@ -2,9 +2,10 @@
 degrees; pools from several utilisations, reserves and block sizes (1 to 128); admission limits
 for long, short and one-token outputs with prompts that are and are not block multiples, a zero
 pool and max_num_seqs caps; overflow steps at step 1, exactly on a block boundary and never;
-preemption prices from 0 to 16,000 generated tokens; staggered TPOTs; the user-speed batch bound
-by speed, pool and max_num_seqs, with exact ties (a power-of-two model whose step time is exact
-in binary, and a pool exactly at max_num_seqs); then the input checks."""
+preemption prices from 0 to 16,000 generated tokens; staggered TPOTs (two on an MQA model whose
+decode attention is compute-bound); the user-speed batch bound by speed, pool and max_num_seqs,
+with exact ties (a power-of-two model whose step time is exact in binary, and a pool exactly at
+max_num_seqs); then the input checks."""
 
 from __future__ import annotations
 
@@ -34,6 +35,14 @@ POW2_GPU = dataclasses.replace(specs.H100_SXM, name="pow2", bf16_dense_flops=2.0
 # weights 114,688 B and 256 B of KV per key at 2^40 B/s; a fixed part that makes the step 2^-10 s.
 TIE_TFIXED = (2.0 ** 30 - 114_688 - 256 * 650) / 2.0 ** 40
 TIE_SM = StepModel(TINY, POW2_GPU, 1, mfu=1.0, mbu=1.0, t_fixed_s=TIE_TFIXED)
+
+# A made-up MQA model (64 query heads per KV head, INT4 KV) on a slow-compute GPU: the FLOP side
+# of decode attention, A*context/F, beats the KV read kvb*context/BW.
+MQA64 = ModelConfig(name="mqa-64", n_layers=24, hidden_size=4096, n_heads=64, n_kv_heads=1,
+                    head_dim=64, ffn_size=11008, vocab_size=50304)
+SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="slow-compute", hbm_bytes_per_s=4.0e12,
+                               bf16_dense_flops=100e12, fp8_dense_flops=200e12)
+MQA64_SM = StepModel(MQA64, SLOW_GPU, 2, kv_dtype=DType.INT4, mfu=0.3, mbu=0.9, t_fixed_s=0.001)
 
 S8B = StepModel(specs.LLAMA_3_1_8B, specs.H100_SXM, 1, mfu=0.5, mbu=0.8, t_fixed_s=0.002)
 STEP_MODELS = [
@@ -109,6 +118,10 @@ def grade(g: Grading) -> None:
             with g.case(f"tpot-{mname}-b{b}-p{p}-o{o}"):
                 expect_close(g.call("staggered_tpot", sm, b, p, o), ref.staggered_tpot(sm, b, p, o),
                              name="tpot", rtol=RTOL)
+    for b, p, o in ((8, 512, 4096), (64, 2000, 16000)):
+        with g.case(f"tpot-mqa64-slow-int4kv-compute-bound-attention-b{b}-p{p}-o{o}"):
+            expect_close(g.call("staggered_tpot", MQA64_SM, b, p, o),
+                         ref.staggered_tpot(MQA64_SM, b, p, o), name="tpot", rtol=RTOL)
 
     speed = [(m, sm, 25267, 512, 16384, 16, t, 1024) for m, sm in STEP_MODELS[:1]
              for t in (60.0, 50.0, 40.0, 30.0, 200.0)]

@@ -5,10 +5,10 @@ B200 and TP8 on A100, FP8 and INT4 KV caches, a made-up GQA model on a made-up G
 MQA model with 64 query heads per KV head on a slow-compute GPU (the FLOP side of attention
 wins), and a toy model of powers of two where every step time is an exact binary fraction (the
 ties of the statement). Interactive batches and contexts are ragged; batch contexts run from 0 to
-64K, including short ones past the GEMM knee. Then admission (final vs current KV, the tie), the
-engine vs the TPOT policy (memory-bound steps, TPOT-bound steps, an impossible target, no batch
-sequences, a tie at the target, slots needed equal to slots free, zero-context victims), and
-the input checks.
+64K, including short ones past the GEMM knee, and a pool the interactive KV fills exactly (or
+misses by one token). Then admission (final vs current KV, the tie), the engine vs the TPOT
+policy (memory-bound steps, TPOT-bound steps, an impossible target, no batch sequences, a tie at
+the target, slots needed equal to slots free, zero-context victims), and the input checks.
 """
 
 from __future__ import annotations
@@ -142,6 +142,11 @@ def grade(g: Grading) -> None:
     both = 64 * 4097 + r20["max_batch_seqs"] * 8193
     cases.append(("budget-both-bind-at-once", S_SPEC, 0.020, [4096] * 64, 8192, both))
     cases.append(("budget-pool-one-short", S_SPEC, 0.020, [4096] * 64, 8192, both - 1))
+    # the interactive KV exactly fills the pool: feasible, no batch sequence, the pool binds;
+    # one token less and it is infeasible
+    cases.append(("budget-pool-exactly-interactive", S_SPEC, 0.020, [4096] * 64, 8192, 64 * 4097))
+    cases.append(("budget-pool-infeasible-by-one", S_SPEC, 0.020, [4096] * 64, 8192,
+                  64 * 4097 - 1))
     rng.shuffle(cases)
     for name, sm, target, inter, c, pool in cases:
         if "infeasible" not in name:

@@ -1,12 +1,14 @@
 """Hidden cases for voice-latency-budget.
 
 Budgets: the 300 ms story, the public endpointing defaults (500 and 800 ms: a negative share),
-a slow TTS, an LLM share that is the largest line, each tie of the stated order, random float
-lines. First clauses: the S-8B preset, 70B TP8 on H100, 8B with FP8 weights on an H200, a
-made-up model on a made-up GPU, long prefills that turn compute-bound, a one-token clause, and a
-toy model of powers of two. Tiers: the worked sizing, no reserve, a share that no batch meets, a
-share so wide that max_num_seqs binds, a TP8 tier (GPUs per replica), exact ties at the share
-and at the replica ceiling. Then the input checks.
+a slow TTS, an LLM share that is the largest line, each tie of the stated order (including ties
+where alphabetical order or tts/playout swapped would pick another line), random float lines.
+First clauses: the S-8B preset, 70B TP8 on H100, 8B with FP8 weights on an H200, a made-up model
+on a made-up GPU, long prefills that turn compute-bound, a one-token clause, and a toy model of
+powers of two. Tiers: the worked sizing, no reserve, a share that no batch meets, a share so wide
+that max_num_seqs binds, a TP8 tier (GPUs per replica), exact ties at the share and at the
+replica ceiling, ratios just above an integer (relative 1e-8 and 1e-7, far outside the stated
+1e-9). Then the input checks.
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ def grade(g: Grading) -> None:
         ("lines-tie-endpoint-llm", 300, dict(LINES, endpoint=92.5)),         # share 92.5 too
         ("lines-tie-llm-tts", 300, dict(LINES, endpoint=56, tts=79.5)),     # share 79.5
         ("lines-tie-asr-llm", 250, dict(LINES, endpoint=30, asr=60)),       # share 60
+        ("lines-tie-capture-asr-llm", 290, dict(LINES, endpoint=30, capture=60, asr=60)),  # 60
+        ("lines-tie-capture-asr", 300, dict(LINES, endpoint=50, capture=70, asr=70)),  # share 30
+        ("lines-tie-tts-playout", 300, dict(LINES, endpoint=50, tts=70, playout=70)),  # share 45
         ("lines-no-room-at-all", 215, LINES),
         ("lines-all-zero", 120.5, dict.fromkeys(LINE_KEYS, 0)),
     ]
@@ -130,6 +135,12 @@ def grade(g: Grading) -> None:
     for n in (12, 31):
         calls = n * 17 * 0.5 * 2.0 / (60 * tpot_s)
         tiers.append((f"tier-s-8b-ceiling-on-integer-{n}", S_8B, 85.0, 10.0, TURN, 256,
+                      {"calls": calls, "turn_interval_s": 2.0, "tokens_per_turn": 60, "rho": 0.5}))
+    # ... and just above an integer, by far more than the stated relative 1e-9: one more replica
+    for n, above in ((12, 1e-8), (31, 1e-7)):
+        calls = n * (1 + above) * 17 * 0.5 * 2.0 / (60 * tpot_s)
+        tiers.append((f"tier-s-8b-ceiling-just-above-{n}-by-relative-{above:g}", S_8B, 85.0, 10.0,
+                      TURN, 256,
                       {"calls": calls, "turn_interval_s": 2.0, "tokens_per_turn": 60, "rho": 0.5}))
     rng.shuffle(tiers)
     for name, sm, share, reserve, turn, mns, traffic in tiers:
