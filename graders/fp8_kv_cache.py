@@ -1,0 +1,370 @@
+"""Hidden grader for fp8-kv-cache.
+
+1. ``fp8_encode``: every e4m3 and e5m2 tie midpoint (normal and subnormal) and values one float32
+   step either side, at scale 1 and at power-of-two scales (exact codes; +0 and -0 are one code),
+   saturation (just above max, 464 = the would-be tie with 480, 10x max, 1e30), the (240, 448]
+   band, bf16/fp16 inputs, per-KV-head scale tensors, and non-power-of-two scales, where a code
+   one grid step away is allowed on at most 1e-4 of the elements (x / s may sit on a midpoint).
+2. ``fp8_decode``: every finite code of both formats, float and tensor scales.
+3. ``fp8_decode_attention``: GQA/MHA/MQA shapes, L = 1, per-tensor and per-KV-head scales with
+   k_scale != v_scale, explicit sm_scale, e5m2, bf16 queries, peaked logits; against float64
+   attention on the decoded cache.
+4. ``audit_long_context`` on hosted KV streams generated here (salted spike positions and sizes):
+   spikes after the calibration window, a spike inside it, the Gaussian bulk at div 448, a
+   sink at token 0 left out of the calibration, per-head scales, spikes on both sides of the
+   calibration window's edges, K-only vs V-only spikes; a read budget (each token at most twice).
+Then the input checks.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+
+FMT = {"e4m3": (torch.float8_e4m3fn, 448.0), "e5m2": (torch.float8_e5m2, 57344.0)}
+MAX_READ = 4096
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+def _grid(fmt: str) -> torch.Tensor:
+    """Sorted non-negative finite values of the format (float64)."""
+    vals = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(FMT[fmt][0]).double()
+    vals = vals[torch.isfinite(vals) & (vals >= 0)]
+    return vals.unique().sort().values
+
+
+def _ordinal(c: torch.Tensor) -> torch.Tensor:
+    """Signed position on the grid: +-magnitude code (0x80 and 0x00 both 0)."""
+    c = c.to(torch.int32)
+    mag = c & 0x7F
+    return torch.where((c & 0x80) != 0, -mag, mag)
+
+
+def _check_codes(out, want: torch.Tensor, *, allow_adjacent: bool, name: str = "codes") -> None:
+    if not isinstance(out, torch.Tensor):
+        fail(f"{name}: expected a torch.Tensor, got {type(out).__name__}")
+    if tuple(out.shape) != tuple(want.shape):
+        fail(f"{name}: expected shape {tuple(want.shape)}, got {tuple(out.shape)}")
+    if out.dtype != torch.uint8:
+        fail(f"{name}: expected dtype torch.uint8, got {out.dtype}")
+    if out.device.type != want.device.type:
+        fail(f"{name}: expected a tensor on {want.device.type}, got {out.device.type}")
+    d = (_ordinal(out.cpu()) - _ordinal(want.cpu())).abs()
+    bad = d != 0
+    if not bad.any():
+        return
+    n = want.numel()
+    if allow_adjacent and int((d > 1).sum()) == 0 and int(bad.sum()) <= max(1, n // 10_000):
+        return
+    idx = tuple(int(i) for i in bad.nonzero()[0])
+    far = int((d > 1).sum())
+    fail(f"{name}: {int(bad.sum())} of {n} codes differ ({far} by more than one grid step), first at "
+         f"index {idx}")
+
+
+class KVStream:
+    """A long K/V stream in the parent; the submission reads it in chunks of at most 4096 tokens."""
+
+    def __init__(self, k: torch.Tensor, v: torch.Tensor):
+        self.k, self.v = k.contiguous(), v.contiguous()
+        self.length, self.num_kv_heads, self.head_dim = (int(s) for s in k.shape)
+        self.tokens_read = 0
+        self.calls = 0
+
+    def read(self, start, end):
+        for nm, x in (("start", start), ("end", end)):
+            if isinstance(x, bool) or not isinstance(x, int):
+                raise TypeError(f"read: {nm} must be an int")
+        if not 0 <= start < end <= self.length:
+            raise IndexError(f"read({start}, {end}): need 0 <= start < end <= length={self.length}")
+        if end - start > MAX_READ:
+            raise ValueError(f"read({start}, {end}): at most {MAX_READ} tokens per call")
+        self.calls += 1
+        self.tokens_read += end - start
+        return self.k[start:end].clone(), self.v[start:end].clone()
+
+
+def _host(g: Grading, s: KVStream):
+    return g.host(s, ["read"], {"length": s.length, "num_kv_heads": s.num_kv_heads,
+                                "head_dim": s.head_dim})
+
+
+def make_stream(seed: int, length: int, heads: int, dim: int, *, k_std=None, v_std=None,
+                spikes=(), sink: float = 0.0) -> KVStream:
+    """Gaussian bulk (per-head std), plus ``spikes``: (position, 'k'|'v', head or None, factor)
+    multiplying that token's vector(s), plus a sink key of norm ``sink`` at token 0."""
+    g = torch.Generator().manual_seed(seed)
+    k = torch.randn(length, heads, dim, generator=g)
+    v = torch.randn(length, heads, dim, generator=g)
+    if k_std is not None:
+        k *= torch.tensor(k_std, dtype=torch.float32)[None, :, None]
+    if v_std is not None:
+        v *= torch.tensor(v_std, dtype=torch.float32)[None, :, None]
+    for pos, which, head, factor in spikes:
+        t = k if which == "k" else v
+        if head is None:
+            t[pos] *= factor
+        else:
+            t[pos, head] *= factor
+    if sink:
+        d = torch.randn(heads, dim, generator=g)
+        k[0] = d / d.norm(dim=1, keepdim=True) * sink
+        v[0] *= 0.05
+    return KVStream(k, v)
+
+
+AUDIT_KEYS = ("k_scale", "v_scale", "k_first_clipped", "v_first_clipped", "k_clipped_tokens",
+              "v_clipped_tokens")
+
+
+def _check_audit(out, exp: dict) -> None:
+    if not isinstance(out, dict) or set(out) != set(AUDIT_KEYS):
+        fail(f"expected a dict with exactly the keys {list(AUDIT_KEYS)}")
+    for key in ("k_scale", "v_scale"):
+        if isinstance(exp[key], list):
+            if not isinstance(out[key], (list, tuple)) or len(out[key]) != len(exp[key]):
+                fail(f"[{key!r}]: expected a list of {len(exp[key])} per-head scales")
+            for i, (a, e) in enumerate(zip(out[key], exp[key])):
+                expect_close(a, e, name=f"[{key!r}][{i}]", rtol=1e-6)
+        else:
+            expect_close(out[key], exp[key], name=f"[{key!r}]", rtol=1e-6)
+    for key in ("k_first_clipped", "v_first_clipped"):
+        if exp[key] is None:
+            if out[key] is not None:
+                fail(f"[{key!r}]: got {out[key]!r}, but these scales clip no token")
+        else:
+            if out[key] is None:
+                fail(f"[{key!r}]: got None, but some token clips")
+            expect_equal(out[key], exp[key], name=f"[{key!r}]")
+    for key in ("k_clipped_tokens", "v_clipped_tokens"):
+        expect_equal(out[key], exp[key], name=f"[{key!r}]")
+
+
+def _attn_truth(ref, q, kc, vc, ks, vs, fmt, sm_scale):
+    """float64 attention over the decoded cache."""
+    h_kv = kc.shape[1]
+    kd = ref.fp8_decode(kc, ref._head_scale(ks, h_kv, kc.device, "k")[:, None, None], fmt).double()
+    vd = ref.fp8_decode(vc, ref._head_scale(vs, h_kv, vc.device, "v")[:, None, None], fmt).double()
+    group = q.shape[1] // h_kv
+    idx = torch.arange(q.shape[1], device=q.device) // group
+    kd, vd = kd[:, idx], vd[:, idx]
+    sm = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
+    logits = torch.einsum("bhd,bhld->bhl", q.double(), kd) * sm
+    return torch.einsum("bhl,bhld->bhd", torch.softmax(logits, -1), vd), float(vd.abs().max())
+
+
+# -- the grader -----------------------------------------------------------------------------------
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    dev = g.device
+    rnd = random.Random(f"fp8-kv-cache:{g.salt}")
+
+    def encode_case(name, x, scale, fmt, exact=True):
+        with g.case(name):
+            out = g.call("fp8_encode", x, scale, fmt)
+            _check_codes(out, ref.fp8_encode(x, scale, fmt), allow_adjacent=not exact)
+
+    # 1. encode: ties, neighbours, subnormals, saturation --------------------------------------
+    for fmt in ("e4m3", "e5m2"):
+        grid = _grid(fmt)
+        mids = (grid[1:] + grid[:-1]) / 2
+        f32 = torch.cat([grid, mids]).float()
+        lo = torch.nextafter(mids.float(), torch.tensor(0.0))
+        hi = torch.nextafter(mids.float(), torch.tensor(math.inf))
+        vals = torch.cat([f32, lo, hi])
+        vals = torch.cat([vals, -vals])
+        for s_log2 in (0, -4, 3) if fmt == "e4m3" else (0, -9):
+            s = 2.0 ** s_log2
+            x = (vals.double() * s).float().to(dev)
+            encode_case(f"encode-{fmt}-every-tie-and-neighbour-scale-2^{s_log2}", x, s, fmt)
+    # ties named in the statement, each alone (the case name says which rule)
+    for nm, vals, s in (("round-half-even-1.0625", [1.0625, -1.0625, 1.1875], 1.0),
+                        ("round-half-even-17", [17.0, 18.0, 19.0, 20.0], 1.0),
+                        ("subnormal-tie-2^-10-to-zero", [2.0 ** -10, -(2.0 ** -10), 3 * 2.0 ** -10], 1.0),
+                        ("subnormals-kept", [2.0 ** -9, 2.0 ** -7, 5 * 2.0 ** -9, 7 * 2.0 ** -9], 1.0),
+                        ("subnormals-kept-scale-1/8", [2.0 ** -12, 3 * 2.0 ** -12, 2.0 ** -10], 0.125),
+                        ("saturate-above-448", [449.0, 464.0, 480.0, 500.0, 4480.0, 1e30, -1e6], 1.0),
+                        ("band-240-448", [240.0, 256.0, 288.0, 320.0, 416.0, 448.0, -300.0], 1.0),
+                        ("band-240-448-scale-4", [1000.0, 1280.0, 1792.0, 1200.0], 4.0),
+                        ("divide-by-scale-0.25", [100.0, -3.0, 0.5, 7.0], 0.25),
+                        ("divide-by-scale-16", [100.0, -3.0, 5000.0, 7000.0], 16.0)):
+        x = torch.tensor(vals, dtype=torch.float32, device=dev)
+        encode_case(f"encode-e4m3-{nm}", x, s, "e4m3")
+    for nm, vals, s in (("saturate-57344", [57344.0, 60000.0, 61440.0, 1e5, -1e10, 3.0e38], 1.0),
+                        ("ties", [1.125, 1.375, 2.0 ** -16 / 2, 3 * 2.0 ** -17, 5.0e4], 1.0),
+                        ("scale-2^-8", [1.0, 200.0, 255.0, 1e-9], 2.0 ** -8)):
+        x = torch.tensor(vals, dtype=torch.float32, device=dev)
+        encode_case(f"encode-e5m2-{nm}", x, s, "e5m2")
+    # KV-shaped tensors, per-tensor and per-KV-head scales (powers of two: exact codes)
+    gen = g.rng(11)
+    kv = (torch.randn(2, 4, 33, 16, generator=gen) * torch.tensor([1.0, 3.0, 0.05, 40.0])[None, :, None, None])
+    head_s = torch.tensor([2.0 ** -6, 2.0 ** -5, 2.0 ** -12, 2.0 ** -3]).reshape(4, 1, 1)
+    encode_case("encode-kv-per-head-scale-pow2", kv.to(dev), head_s.to(dev), "e4m3")
+    encode_case("encode-kv-per-tensor-scale-pow2", kv.to(dev), 2.0 ** -4, "e4m3")
+    encode_case("encode-kv-bf16-input", kv.to(torch.bfloat16).to(dev), 2.0 ** -3, "e4m3")
+    encode_case("encode-kv-fp16-input-e5m2", (kv * 0.5).to(torch.float16).to(dev), 2.0 ** -10, "e5m2")
+    encode_case("encode-kv-0d-tensor-scale", kv.to(dev), torch.tensor(0.25, device=dev), "e4m3")
+    # non-power-of-two scales: a code one step away is allowed on <= 1e-4 of elements
+    s_odd = [rnd.uniform(0.01, 0.2) for _ in range(2)]
+    big = torch.randn(64, 8, 128, generator=g.rng(12)) * 3
+    encode_case("encode-non-pow2-scale-a", big.to(dev), s_odd[0], "e4m3", exact=False)
+    encode_case("encode-non-pow2-scale-b", big.to(dev), s_odd[1], "e4m3", exact=False)
+    odd_head = torch.tensor([rnd.uniform(0.003, 0.3) for _ in range(8)]).reshape(8, 1)
+    encode_case("encode-non-pow2-per-head", big.to(dev), odd_head.to(dev), "e4m3", exact=False)
+    encode_case("encode-non-pow2-e5m2", (big * 100).to(dev), s_odd[0], "e5m2", exact=False)
+    encode_case("encode-dynamic-amax-is-not-the-scale", (big * 0.01).to(dev), 0.5, "e4m3")
+
+    # 2. decode ---------------------------------------------------------------------------------
+    for fmt in ("e4m3", "e5m2"):
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        codes = codes[torch.isfinite(codes.view(FMT[fmt][0]).float())]
+        for nm, s, rtol in (("scale-1", 1.0, 0.0), ("scale-2^-7", 2.0 ** -7, 0.0),
+                            ("scale-0.037", 0.037, 1e-6), ("scale-3.3", 3.3, 1e-6)):
+            with g.case(f"decode-{fmt}-every-code-{nm}"):
+                c = codes.to(dev)
+                out = g.call("fp8_decode", c, s, fmt)
+                expect_tensor(out, ref.fp8_decode(c, s, fmt), name="values", rtol=rtol, dtype=torch.float32)
+    with g.case("decode-per-head-tensor-scale"):
+        c = ref.fp8_encode(kv.to(dev), head_s.to(dev), "e4m3")
+        sc = (head_s * 1.37).to(dev)
+        out = g.call("fp8_decode", c, sc, "e4m3")
+        expect_tensor(out, ref.fp8_decode(c, sc, "e4m3"), name="values", rtol=1e-6, dtype=torch.float32)
+    with g.case("decode-encode-round-trip-pow2"):
+        c = ref.fp8_encode(kv.to(dev), 2.0 ** -5, "e4m3")
+        out = g.call("fp8_decode", c, 2.0 ** -5, "e4m3")
+        expect_tensor(out, ref.fp8_decode(c, 2.0 ** -5, "e4m3"), name="values", dtype=torch.float32)
+
+    # 3. decode attention -----------------------------------------------------------------------
+    attn_cases = [  # name, B, H_q, H_kv, L, D, k_scale, v_scale, fmt, sm_scale, q mult, q dtype
+        ("gqa-8-over-2", 2, 8, 2, 37, 16, 0.05, 0.02, "e4m3", None, 1.0, torch.float32),
+        ("mha", 2, 4, 4, 50, 8, 0.125, 0.5, "e4m3", None, 1.0, torch.float32),
+        ("mqa", 1, 6, 1, 29, 16, 0.03, 0.07, "e4m3", None, 1.0, torch.float32),
+        ("one-token", 3, 4, 2, 1, 8, 0.1, 0.2, "e4m3", None, 1.0, torch.float32),
+        ("per-head-scales", 2, 8, 4, 40, 16, "heads", "heads", "e4m3", None, 1.0, torch.float32),
+        ("0d-tensor-scales", 1, 4, 2, 20, 8, "0d", "0d", "e4m3", None, 1.0, torch.float32),
+        ("sm-scale-given", 2, 4, 2, 31, 16, 0.05, 0.01, "e4m3", 0.37, 1.0, torch.float32),
+        ("e5m2", 2, 8, 2, 45, 16, 0.001, 0.004, "e5m2", None, 1.0, torch.float32),
+        ("bf16-query", 2, 8, 2, 33, 16, 0.05, 0.02, "e4m3", None, 1.0, torch.bfloat16),
+        ("peaked-logits", 2, 8, 2, 64, 32, 0.08, 0.3, "e4m3", None, 6.0, torch.float32),
+        ("long-cache", 1, 8, 2, 3000, 64, 0.02, 0.01, "e4m3", None, 2.0, torch.float32),
+    ]
+    for i, (nm, b, hq, hkv, L, D, ks, vs, fmt, sm, qm, qdt) in enumerate(attn_cases):
+        with g.case(f"attention-{nm}"):
+            gen = g.rng(100 + i)
+            k = torch.randn(b, hkv, L, D, generator=gen) * 2
+            v = torch.randn(b, hkv, L, D, generator=gen) + 0.5
+            q = (torch.randn(b, hq, D, generator=gen) * qm).to(qdt)
+            if ks == "heads":
+                ks = torch.tensor([0.01 * (j + 1) for j in range(hkv)])
+                vs = torch.tensor([0.05 / (j + 1) for j in range(hkv)])
+            elif ks == "0d":
+                ks, vs = torch.tensor(0.02), torch.tensor(0.06)
+            if isinstance(ks, torch.Tensor):
+                ks, vs = ks.to(dev), vs.to(dev)
+            kdiv = ks[:, None, None] if isinstance(ks, torch.Tensor) and ks.dim() == 1 else ks
+            vdiv = vs[:, None, None] if isinstance(vs, torch.Tensor) and vs.dim() == 1 else vs
+            kc = ref.fp8_encode(k.to(dev), kdiv, fmt)
+            vc = ref.fp8_encode(v.to(dev), vdiv, fmt)
+            q = q.to(dev)
+            out = g.call("fp8_decode_attention", q, kc, vc, ks, vs, fmt, sm)
+            truth, vmax = _attn_truth(ref, q, kc, vc, ks, vs, fmt, sm)
+            expect_tensor(out, truth.float(), name="out", rtol=1e-4, atol=1e-5 * vmax, dtype=torch.float32)
+
+    # 4. the long-context audit -----------------------------------------------------------------
+    def audit_case(name, stream, *args, **kw):
+        with g.case(name):
+            exp = ref.audit_long_context(stream, *args, **kw)
+            stream.tokens_read = stream.calls = 0
+            out = g.call("audit_long_context", _host(g, stream), *args, **kw)
+            budget = (args[1] - args[0]) + stream.length
+            if stream.tokens_read > budget:
+                fail(f"read {stream.tokens_read} tokens from the stream; the budget is {budget} "
+                     "(the calibration window once and the stream once)")
+            _check_audit(out, exp)
+
+    def positions(n, lo, hi):
+        return sorted(rnd.sample(range(lo, hi), n))
+
+    L = 65536
+    sp = [(p, "v", None, rnd.uniform(8, 40)) for p in positions(7, 2048, L)]
+    audit_case("audit-v-spikes-after-calibration", make_stream(1000 + rnd.randrange(10**6), L, 2, 32, spikes=sp),
+               0, 2048, 200.0, 100.0)
+    sp = [(p, "k", None, rnd.uniform(8, 40)) for p in positions(5, 2048, L)]
+    audit_case("audit-k-spikes-after-calibration", make_stream(2000 + rnd.randrange(10**6), L, 2, 32, spikes=sp),
+               0, 2048, 200.0, 100.0)
+    sp = [(rnd.randrange(10, 2000), "v", None, 40.0)] + [(p, "v", None, rnd.uniform(8, 20))
+                                                           for p in positions(6, 2048, L)]
+    audit_case("audit-spike-inside-calibration", make_stream(3000 + rnd.randrange(10**6), L, 2, 32, spikes=sp),
+               0, 2048, 200.0, 100.0)
+    bulk = make_stream(4000 + rnd.randrange(10**6), 131072, 1, 32)
+    audit_case("audit-gaussian-bulk-div-448", bulk, 0, 2048, 448.0, 448.0)
+    audit_case("audit-gaussian-bulk-vllm-divs", bulk, 0, 2048, 200.0, 100.0)
+    sink = make_stream(5000 + rnd.randrange(10**6), 16384, 2, 32, sink=400.0)
+    audit_case("audit-sink-left-out-of-calibration", sink, 1, 2049, 200.0, 100.0)
+    audit_case("audit-sink-inside-calibration", sink, 0, 2048, 200.0, 100.0)
+    heads = make_stream(6000 + rnd.randrange(10**6), 32768, 4, 16, k_std=[1.0, 1.0, 8.0, 1.0],
+                        v_std=[1.0, 6.0, 1.0, 1.0],
+                        spikes=[(p, "k", 0, 6.0) for p in positions(4, 1024, 32768)]
+                        + [(p, "v", 2, 9.0) for p in positions(3, 1024, 32768)])
+    audit_case("audit-per-head-scales", heads, 0, 1024, 200.0, 100.0, per_head=True)
+    audit_case("audit-per-tensor-scales-same-stream", heads, 0, 1024, 200.0, 100.0, per_head=False)
+    a0 = 1000 + rnd.randrange(0, 3000)
+    edges = make_stream(7000 + rnd.randrange(10**6), 20000, 1, 16,
+                        spikes=[(a0 - 1, "v", None, 30.0), (a0 + 2048, "v", None, 30.0),
+                                (a0, "v", None, 1.5), (a0 + 2047, "v", None, 1.5)])
+    audit_case("audit-calibration-window-edges", edges, a0, a0 + 2048, 200.0, 100.0)
+    short = make_stream(8000 + rnd.randrange(10**6), 5000, 2, 8,
+                        spikes=[(4999, "k", None, 20.0), (4100, "v", 1, 20.0)])
+    audit_case("audit-whole-stream-calibration", short, 0, 5000, 200.0, 100.0)
+    audit_case("audit-short-stream-odd-divs", short, 0, 4097, 320.0, 448.0)
+    audit_case("audit-k-div-not-v-div", short, 0, 100, 448.0, 60.0)
+
+    # 5. input checks ---------------------------------------------------------------------------
+    x = torch.randn(4, 8, generator=g.rng(5)).to(dev)
+    checks = [
+        ("encode-nan", "fp8_encode", (torch.tensor([1.0, math.nan], device=dev), 1.0, "e4m3")),
+        ("encode-inf", "fp8_encode", (torch.tensor([1.0, math.inf], device=dev), 1.0, "e4m3")),
+        ("encode-zero-scale", "fp8_encode", (x, 0.0, "e4m3")),
+        ("encode-negative-scale", "fp8_encode", (x, -0.5, "e4m3")),
+        ("encode-nan-scale", "fp8_encode", (x, math.nan, "e4m3")),
+        ("encode-zero-in-scale-tensor", "fp8_encode", (x, torch.tensor([1.0, 0.0, 1.0, 1.0], device=dev)[:, None], "e4m3")),
+        ("encode-scale-shape", "fp8_encode", (x, torch.ones(3, 1, device=dev), "e4m3")),
+        ("encode-fnuz-format", "fp8_encode", (x, 1.0, "e4m3fnuz")),
+        ("encode-int-tensor", "fp8_encode", (torch.ones(3, dtype=torch.int64, device=dev), 1.0, "e4m3")),
+        ("decode-not-uint8", "fp8_decode", (torch.ones(3, dtype=torch.int32, device=dev), 1.0, "e4m3")),
+        ("decode-nan-code-e4m3", "fp8_decode", (torch.tensor([0x7F], dtype=torch.uint8, device=dev), 1.0, "e4m3")),
+        ("decode-inf-code-e5m2", "fp8_decode", (torch.tensor([0x7C], dtype=torch.uint8, device=dev), 1.0, "e5m2")),
+        ("decode-zero-scale", "fp8_decode", (torch.ones(3, dtype=torch.uint8, device=dev), 0.0, "e4m3")),
+    ]
+    c = torch.zeros(1, 4, 5, 8, dtype=torch.uint8, device=dev)
+    q = torch.zeros(1, 6, 8, device=dev)
+    checks += [
+        ("attention-heads-not-multiple", "fp8_decode_attention", (q, c, c, 1.0, 1.0)),
+        ("attention-head-dim-mismatch", "fp8_decode_attention", (torch.zeros(1, 8, 4, device=dev), c, c, 1.0, 1.0)),
+        ("attention-k-v-shapes-differ", "fp8_decode_attention",
+         (torch.zeros(1, 8, 8, device=dev), c, c[:, :, :3], 1.0, 1.0)),
+        ("attention-codes-not-uint8", "fp8_decode_attention",
+         (torch.zeros(1, 8, 8, device=dev), c.float(), c, 1.0, 1.0)),
+        ("attention-scale-wrong-length", "fp8_decode_attention",
+         (torch.zeros(1, 8, 8, device=dev), c, c, torch.ones(3, device=dev), 1.0)),
+        ("attention-zero-v-scale", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c, c, 1.0, 0.0)),
+    ]
+    for nm, fn, args in checks:
+        with g.case(f"rejects-{nm}", group=INPUT_CHECKS):
+            g.raises("ValueError", fn, *args)
+    small = make_stream(9000, 3000, 1, 8)
+    zero_head = make_stream(9001, 3000, 1, 8)
+    zero_head.k[:100] = 0
+    for nm, s, args in (("audit-calib-end-past-length", small, (0, 3001, 200.0, 100.0)),
+                        ("audit-empty-window", small, (50, 50, 200.0, 100.0)),
+                        ("audit-negative-start", small, (-1, 100, 200.0, 100.0)),
+                        ("audit-zero-div", small, (0, 100, 0.0, 100.0)),
+                        ("audit-all-zero-calibration", zero_head, (0, 100, 200.0, 100.0))):
+        with g.case(f"rejects-{nm}", group=INPUT_CHECKS):
+            g.raises("ValueError", "audit_long_context", _host(g, s), *args)
