@@ -63,10 +63,15 @@ def check(g: Grading, model: TableModel) -> None:
     if not isinstance(got, dict) or got.get("cause") != model.cause:
         fail(f"expected cause {model.cause!r}, got {got!r}"[:300])
     exps = set()
-    for e in got.get("evidence") or []:
-        e = (e[0], tuple(sorted(e[1])), *e[2:])
-        if e[:3] + tuple(float(x) for x in e[3:]) not in model.log:
-            fail(f"evidence lists an experiment that was not run: {e!r}")
+    evidence = got.get("evidence")
+    for e in evidence if isinstance(evidence, (list, tuple)) else []:
+        try:
+            e = (e[0], tuple(sorted(e[1])), e[2], *(float(x) for x in e[3:]))
+            hash(e)
+        except (TypeError, IndexError, KeyError, ValueError):
+            fail(f"malformed experiment in the evidence: {e!r}"[:200])
+        if e not in model.log:
+            fail(f"evidence lists an experiment that was not run: {e!r}"[:200])
         exps.add(e)
     for e in exps:       # a pair differing by the cause alone, the one with it regressing
         rest = tuple(f for f in e[1] if f != model.cause)
