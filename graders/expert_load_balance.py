@@ -161,6 +161,12 @@ def _plan_cases(g: Grading, ref) -> None:
     _plan(g, ref, "EPLB README example, layer 1 (4 groups, 2 nodes, 8 GPUs, 16 replicas)", README_W[1], 16, 8, 4, 2, fx1)
     _plan(g, ref, "README weights, global policy (1 group, 1 node)", README_W[0], 16, 8)
     _plan(g, ref, "README weights, 3 groups on 2 nodes: EPLB falls back to the global policy", README_W[1], 16, 8, 3, 2)
+    # the fallback is the global policy, not "every group on one node": with one slot per GPU and
+    # with tied integer loads the group order (heaviest group first) would move experts
+    _plan(g, ref, "4 groups on 3 nodes, one slot per GPU: the global policy keeps expert order",
+          _scaled(ref, [4, 1, 1, 1, 1, 8, 2, 8], 9, 9, 4, 3), 9, 9, 4, 3)
+    _plan(g, ref, "3 groups on 2 nodes, tied integer loads: the global policy, not the groups heaviest first",
+          _scaled(ref, [3, 3, 1, 1, 2, 2], 12, 4, 3, 2), 12, 4, 3, 2)
     rnd = random.Random(f"expert-load-balance:{g.salt}")
     configs = [  # (E, P, G, groups, nodes, alpha)
         (32, 48, 8, 1, 1, 1.0), (64, 80, 16, 8, 2, 0.6), (32, 40, 8, 8, 4, 1.0), (24, 32, 8, 4, 4, 0.3)]
@@ -226,6 +232,9 @@ def _input_checks(g: Grading) -> None:
         ("rebalance: fewer slots than experts", "rebalance", ([1, 2, 3, 4], 2, 2, 1, 1)),
         ("rebalance: experts not a multiple of the groups", "rebalance", ([1, 2, 3, 4, 5, 6], 8, 4, 4, 2)),
         ("rebalance: GPUs not a multiple of the nodes", "rebalance", ([1, 2, 3, 4], 6, 3, 2, 2)),
+        ("rebalance: experts not a multiple of the groups, global policy", "rebalance", ([1, 2, 3, 4, 5, 6], 8, 4, 5, 2)),
+        ("rebalance: GPUs not a multiple of the nodes, global policy", "rebalance", ([1, 2, 3, 4, 5, 6], 6, 3, 3, 2)),
+        ("rebalance: no experts", "rebalance", ([], 4, 2, 1, 1)),
         ("rebalance: a negative load", "rebalance", ([1, -2, 3, 4], 4, 2, 1, 1)),
         ("decay: no days", "decay_curve", ([], 4, 2, H100, FP8, eb, fl, 1, 1)),
         ("decay: days with different numbers of experts", "decay_curve", ([[1.0, 2.0], [1.0, 2.0, 3.0]], 4, 2, H100, FP8, eb, fl, 1, 1)),
