@@ -2,7 +2,8 @@
 GPUs, dtypes, TP degrees and made-up models, with EAGLE heads and a separate draft model; best
 draft lengths at bucket edges, at alpha 0 and 1, and at an exact all-g tie (dyadic made-up
 hardware); bucket tables across contexts, acceptance rates, g_max, max_num_seqs and the KV cap
-edge; then the input checks."""
+edge; each kind also with an FP8 KV cache under BF16 weights at c >= 4096; then the input
+checks."""
 
 from __future__ import annotations
 
@@ -39,6 +40,14 @@ PAIRS = [("story-eagle", STORY, EAGLE),
          ("h200-tp4-fp8-eagle", H200_FP8, eagle(H200_FP8, 0.0001)),
          ("made-up-13b-tp2-eagle", ODD_TP2, eagle(ODD_TP2, 0.0003)),
          ("8b-h100-eagle-free-fixed", S_8B, eagle(S_8B, 0.0))]
+# BF16 weights with an FP8 KV cache: at c >= 4096 attention is a large share of every step, so KV
+# bytes counted with the weights' dtype (twice kvb) move the times, the best g and the tables.
+STORY_KV8 = dataclasses.replace(STORY, kv_dtype=DType.FP8)
+EAGLE_KV8 = eagle(STORY_KV8, 0.0002)
+DRAFT_8B_TP8_KV8 = dataclasses.replace(DRAFT_8B_TP8, kv_dtype=DType.FP8)
+S_8B_KV8 = dataclasses.replace(S_8B, kv_dtype=DType.FP8)
+STORY_KV8_POOL = 2_471_902    # the story's pool at 163,840 B per token
+S_8B_KV8_POOL = 808_573       # 8B on one H100 at 65,536 B per token
 
 # Dyadic made-up hardware where every time is an exact binary fraction: with alpha = 1 and the
 # drafter's fixed cost chosen so one draft forward plus the extra verify KV equals a plain step,
@@ -87,7 +96,9 @@ def grade(g: Grading) -> None:
              ("story-b1-c2048-g0", STORY, EAGLE, 1, 2048, 0),
              ("story-b1024-c128-g4", STORY, EAGLE, 1024, 128, 4),
              ("story-b600-c2048-g8", STORY, EAGLE, 600, 2048, 8),
-             ("story-b37-c0-g3", STORY, EAGLE, 37, 0, 3)]
+             ("story-b37-c0-g3", STORY, EAGLE, 37, 0, 3),
+             ("story-fp8-kv-b64-c8192-g4", STORY_KV8, EAGLE_KV8, 64, 8192, 4),
+             ("8b-h100-fp8-kv-b16-c16384-g5", S_8B_KV8, eagle(S_8B_KV8, 0.0), 16, 16384, 5)]
     for k, (name, t, d) in enumerate(PAIRS[1:]):
         for b, c, gg in ((1, 4096, 5), (96, 700, 2), (512, 64, 7)):
             steps.append((f"{name}-b{b}-c{c}-g{gg}", t, d, b, c, gg + k % 2))
@@ -106,7 +117,9 @@ def grade(g: Grading) -> None:
               ("alpha-0", STORY, EAGLE, 8, 512, 3, 0.0),
               ("alpha-1", STORY, EAGLE, 8, 512, 3, 1.0),
               ("alpha-1-compute-bound", STORY, EAGLE, 900, 256, 6, 1),
-              ("alpha-half", STORY, EAGLE, 200, 1000, 2, 0.5)]
+              ("alpha-half", STORY, EAGLE, 200, 1000, 2, 0.5),
+              ("story-fp8-kv-b150-c8192-g4", STORY_KV8, EAGLE_KV8, 150, 8192, 4, 0.8),
+              ("8b-draft-model-fp8-kv-b48-c4096-g3", STORY_KV8, DRAFT_8B_TP8_KV8, 48, 4096, 3, 0.7)]
     for name, t, d in PAIRS[1:]:
         for b, c, gg, a in ((1, 1500, 4, 0.7), (200, 300, 3, 0.85), (1024, 4000, 6, 0.6)):
             speeds.append((f"{name}-b{b}-c{c}-g{gg}-a{a}", t, d, b, c, gg, a))
@@ -128,7 +141,14 @@ def grade(g: Grading) -> None:
              ("alpha-1-memory-bound", STORY, EAGLE, 2, 2048, 1.0, 10),
              ("exact-tie-every-g", TIE_TARGET, TIE_DRAFTER, TIE_B, TIE_C, 1.0, 5),
              ("exact-tie-neighbour-b3", TIE_TARGET, TIE_DRAFTER, TIE_B - 1, TIE_C, 1.0, 5),
-             ("exact-tie-neighbour-b5", TIE_TARGET, TIE_DRAFTER, TIE_B + 1, TIE_C, 1.0, 5)]
+             ("exact-tie-neighbour-b5", TIE_TARGET, TIE_DRAFTER, TIE_B + 1, TIE_C, 1.0, 5),
+             # FP8 KV (top two >= 2e-3 apart); with KV bytes from the weights' dtype: 4, 5, 2, 3, 5
+             ("story-fp8-kv-b150-c8192", STORY_KV8, EAGLE_KV8, 150, 8192, 0.8, 8),
+             ("story-fp8-kv-b48-c16384", STORY_KV8, EAGLE_KV8, 48, 16384, 0.8, 8),
+             ("8b-draft-model-fp8-kv-b150-c8192", STORY_KV8, DRAFT_8B_TP8_KV8, 150, 8192, 0.8, 8),
+             ("8b-h100-fp8-kv-b100-c4096", S_8B_KV8, eagle(S_8B_KV8, 0.0), 100, 4096, 0.7, 8),
+             ("made-up-13b-fp8-kv-b100-c16384", dataclasses.replace(ODD_TP2, kv_dtype=DType.FP8),
+              eagle(dataclasses.replace(ODD_TP2, kv_dtype=DType.FP8), 0.0003), 100, 16384, 0.7, 8)]
     for name, t, d in PAIRS[1:]:
         for b, c, a in ((1, 1500, 0.7), (48, 300, 0.85), (300, 4000, 0.75)):
             bests.append((f"{name}-b{b}-c{c}-a{a}", t, d, b, c, a, 10))
@@ -157,7 +177,17 @@ def grade(g: Grading) -> None:
               ("8b-draft-model-c1000", STORY, DRAFT_8B_TP8, 1000, 0.8, 8, 1024, STORY_KV),
               ("h200-fp8-c3000", H200_FP8, PAIRS[2][2], 3000, 0.75, 8, 512, 2_000_000),
               ("made-up-13b-c600", ODD_TP2, PAIRS[3][2], 600, 0.85, 10, 384, 900_000),
-              ("8b-h100-c200", S_8B, PAIRS[4][2], 200, 0.8, 8, 1024, 404_286)]
+              ("8b-h100-c200", S_8B, PAIRS[4][2], 200, 0.8, 8, 1024, 404_286),
+              # FP8 KV (top two >= 6e-4 apart at every batch); with KV bytes from the weights'
+              # dtype each table's bucket edges move
+              ("story-fp8-kv-c8192-a0.7", STORY_KV8, EAGLE_KV8, 8192, 0.7, 8, 1024, STORY_KV8_POOL),
+              ("story-fp8-kv-c16384", STORY_KV8, EAGLE_KV8, 16384, 0.8, 8, 1024, STORY_KV8_POOL),
+              ("8b-draft-model-fp8-kv-c8192", STORY_KV8, DRAFT_8B_TP8_KV8, 8192, 0.8, 8, 1024,
+               STORY_KV8_POOL),
+              ("8b-h100-fp8-kv-c4096", S_8B_KV8, eagle(S_8B_KV8, 0.0), 4096, 0.8, 8, 1024,
+               S_8B_KV8_POOL),
+              ("8b-h100-fp8-kv-c8192-a0.7", S_8B_KV8, eagle(S_8B_KV8, 0.0), 8192, 0.7, 8, 1024,
+               S_8B_KV8_POOL)]
     for name, t, d, c, a, gmax, seqs, kv in tables:
         with g.case(f"table-{name}"):
             _check_table(g.call("draft_table", t, d, c, a, gmax, seqs, kv),

@@ -5,11 +5,11 @@ token, run out before the queue does, mixed draft lengths (requests without draf
 long queues. rollback_trace: one step, lookahead 0 and g, block boundaries crossed, all/none
 accepted, plain steps (g = 0) between speculative ones, stale slots carried over steps, salted
 long traces. spec_step: the S-spec preset with an EAGLE head across batches, contexts, draft
-lengths and acceptances, an 8B target with a 1B drafter, FP8 and a made-up GPU, and a
-power-of-two config whose verification GEMMs sit exactly on the tie. losing_batch: the notes'
-grid (losses inside and beyond the KV pool), acceptance 0 and 1, g = 0, pools smaller than one
-sequence, and a power-of-two config where speculation exactly ties at one batch. Then input
-checks."""
+lengths and acceptances, an 8B target with a 1B drafter, FP8, BF16 weights with an FP8 KV cache
+at long context, a made-up GPU, and a power-of-two config whose verification GEMMs sit exactly
+on the tie. losing_batch: the notes' grid (losses inside and beyond the KV pool), acceptance 0
+and 1, g = 0, pools smaller than one sequence, BF16 weights with an FP8 KV cache at c >= 4096,
+and a power-of-two config where speculation exactly ties at one batch. Then input checks."""
 
 from __future__ import annotations
 
@@ -52,8 +52,15 @@ ODD_T = StepModel(specs.LLAMA_3_1_70B, ODD_GPU, 8, mfu=0.7, mbu=0.9, t_fixed_s=0
 TOY_T = StepModel(TOY, TOY_GPU, t_fixed_s=4.5)
 TOY_D = StepModel(dataclasses.replace(TOY, n_layers=1), TOY_GPU, t_fixed_s=0.25)
 PEAK = StepModel(specs.LLAMA_3_1_70B, specs.H100_SXM, 8, mfu=1.0, mbu=1.0, t_fixed_s=0.0)
+# BF16 weights with an FP8 KV cache: at long context attention is a large share of the step, so
+# KV bytes counted with the weights' dtype (twice kvb) move every time and the losing batch.
+S_SPEC_KV8 = dataclasses.replace(S_SPEC, kv_dtype=DType.FP8)
+T8_KV8 = dataclasses.replace(T8, kv_dtype=DType.FP8)
+D1_KV8 = dataclasses.replace(D1, kv_dtype=DType.FP8)
 POOL_70B = 1_235_951     # 8 x (0.9 x 80 GB - weights / 8 - 4 GB) / 327,680 B per token
 POOL_8B = 404_286        # 0.9 x 80 GB - weights - 4 GB, over 131,072 B per token
+POOL_70B_KV8 = 2_471_902     # the same pools with FP8 KV: 163,840 and 65,536 B per token
+POOL_8B_KV8 = 808_573
 
 
 def _keys(out, keys) -> None:
@@ -119,6 +126,9 @@ def _step_cases() -> list:
     cases.append(("8b-with-1b-drafter-b1024", (T8, D1, 1024, 512, 4, 0.8)))   # drafter compute-bound
     cases.append(("fp8-tp4-b96", (FP8_T, eagle(FP8_T), 96, 3000, 3, 0.7)))
     cases.append(("made-up-gpu-b40", (ODD_T, eagle(ODD_T, 0.0003), 40, 700, 5, 0.75)))
+    cases.append(("s-spec-fp8-kv-b64-c8192-g4", (S_SPEC_KV8, eagle(S_SPEC_KV8), 64, 8192, 4, 0.8)))
+    cases.append(("s-spec-fp8-kv-b16-c32768-g4", (S_SPEC_KV8, eagle(S_SPEC_KV8), 16, 32768, 4, 0.8)))
+    cases.append(("8b-1b-drafter-fp8-kv-b16-c16384", (T8_KV8, D1_KV8, 16, 16384, 4, 0.8)))
     cases.append(("toy-verify-gemm-tie-b8", (TOY_T, TOY_D, 8, 0, 1, 0.5)))
     cases.append(("toy-b12", (TOY_T, TOY_D, 12, 0, 1, 0.5)))
     return cases
@@ -141,6 +151,13 @@ def _losing_cases() -> list:
     cases.append(("fp8-tp4-c1024-g3", (FP8_T, eagle(FP8_T), 1024, 3, 0.7, 900_000)))
     cases.append(("made-up-gpu-c300-g5", (ODD_T, eagle(ODD_T, 0.0003), 300, 5, 0.75, 2_000_000)))
     cases.append(("toy-exact-tie", (TOY_T, TOY_D, 0, 1, 0.5, 100)))
+    # FP8 KV, BF16 weights (speedup >= 3e-4 away from 1 up to the losing batch); with KV bytes
+    # from the weights' dtype they lose at 148, 220, 191, 120 and 47 instead.
+    for c, gl, a in ((4096, 6, 0.6), (6144, 4, 0.5), (8192, 8, 0.6)):
+        cases.append((f"s-spec-fp8-kv-c{c}-g{gl}-alpha{a}",
+                      (S_SPEC_KV8, eagle(S_SPEC_KV8), c, gl, a, POOL_70B_KV8)))
+    cases.append(("8b-1b-drafter-fp8-kv-c4096-g4-alpha0.6", (T8_KV8, D1_KV8, 4096, 4, 0.6, POOL_8B_KV8)))
+    cases.append(("8b-1b-drafter-fp8-kv-c8192-g8-alpha0.7", (T8_KV8, D1_KV8, 8192, 8, 0.7, POOL_8B_KV8)))
     # Not monotone: loses from 292 (speedup 0.999 there, 1.0003 at 291), wins again from 384 to
     # max_batch 602.
     cases.append(("peak-eagle-c2048-g4-alpha0.7-dips-and-recovers",

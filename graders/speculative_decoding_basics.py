@@ -4,9 +4,10 @@ expected_tokens: a grid of acceptances (0, 1, binary-exact and decimal values, u
 and draft lengths 0..63 against the exact rational sum; emitted_distribution: equal, disjoint,
 one-hot, half-overlapping and salted random rational distributions, checked term by term and
 against the identity emitted == p; spare_compute_batch: the tabled GPUs in BF16/FP16/FP8, a
-made-up GPU, a big-vocabulary model (where the logit rows matter), TP degrees and efficiencies,
-draft lengths 0..400, and power-of-two configs whose batch lands exactly on the memory/compute
-tie. Then the input checks."""
+made-up GPU, KV dtypes that differ from the weights' (FP8 weights with a BF16 cache and back), a
+big-vocabulary model (where the logit rows matter), TP degrees and efficiencies, draft lengths
+0..400, and power-of-two configs whose batch lands exactly on the memory/compute tie. Then the
+input checks."""
 
 from __future__ import annotations
 
@@ -86,8 +87,9 @@ def _strs(xs) -> list[str]:
     return [str(Fraction(x)) for x in xs]
 
 
-def _sm(model, gpu, n=1, dtype=DType.BF16, mfu=1.0, mbu=1.0, t=0.0) -> StepModel:
-    return StepModel(model, gpu, n, dtype=dtype, kv_dtype=dtype, mfu=mfu, mbu=mbu, t_fixed_s=t)
+def _sm(model, gpu, n=1, dtype=DType.BF16, mfu=1.0, mbu=1.0, t=0.0, kv=None) -> StepModel:
+    return StepModel(model, gpu, n, dtype=dtype, kv_dtype=dtype if kv is None else kv, mfu=mfu,
+                     mbu=mbu, t_fixed_s=t)
 
 
 def _spare_cases() -> list[tuple[str, StepModel, int]]:
@@ -105,6 +107,21 @@ def _spare_cases() -> list[tuple[str, StepModel, int]]:
         for g in (0, 2, 4):
             cases.append((f"fp8-70b-tp4-{gpu.name.lower().replace(' ', '-')}-g{g}",
                           _sm(S.LLAMA_3_1_70B, gpu, 4, dtype=DType.FP8, mfu=0.5, mbu=0.85), g))
+    # KV dtype != weight dtype: W and F follow dtype alone (on the made-up GPU the FP8 peak is not
+    # twice the BF16 one, so taking either from kv_dtype moves the knee by 6% and max_batch).
+    for g in (0, 2, 4):
+        cases.append((f"fp8-weights-bf16-kv-70b-tp4-h100-g{g}",
+                      _sm(S.LLAMA_3_1_70B, S.H100_SXM, 4, dtype=DType.FP8, mfu=0.5, mbu=0.85,
+                          kv=DType.BF16), g))
+    for g in (0, 1, 3):
+        cases.append((f"fp8-weights-bf16-kv-8b-odd-gpu-g{g}",
+                      _sm(S.LLAMA_3_1_8B, ODD_GPU, 1, dtype=DType.FP8, kv=DType.BF16), g))
+    for g in (0, 2):
+        cases.append((f"fp8-weights-bf16-kv-big-vocab-odd-gpu-tp2-g{g}",
+                      _sm(BIG_VOCAB, ODD_GPU, 2, dtype=DType.FP8, mfu=0.7, mbu=0.9, kv=DType.BF16), g))
+    for g in (1, 3):
+        cases.append((f"bf16-weights-fp8-kv-8b-odd-gpu-g{g}",
+                      _sm(S.LLAMA_3_1_8B, ODD_GPU, 1, kv=DType.FP8), g))
     cases.append(("fp16-8b-h100-g3", _sm(S.LLAMA_3_1_8B, S.H100_SXM, 1, dtype=DType.FP16), 3))
     for g in (0, 1, 3, 6):
         cases.append((f"big-vocab-h100-g{g}", _sm(BIG_VOCAB, S.H100_SXM, 1, mfu=0.65, mbu=0.8), g))

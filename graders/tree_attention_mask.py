@@ -1,9 +1,10 @@
 """Hidden cases for tree-attention-mask: masks and positions of fixed, Medusa-built and random
 trees (chains, stars, root only, prefixes 0..600); greedy acceptance on trees with duplicate
 sibling tokens (longer path through the later sibling, depth ties, mismatches below a match);
-tree-vs-chain costs on tabled and made-up step models, tuple inputs, and rank probabilities whose
-first entry is not the largest; crossover batches with an exact tie, the max_batch edge and a
-rank 2 likelier than rank 1; then the input checks."""
+tree-vs-chain costs on tabled and made-up step models, tuple inputs, rank probabilities whose
+first entry is not the largest, and an FP8 KV cache under BF16 weights at long context; crossover
+batches with an exact tie, the max_batch edge, a rank 2 likelier than rank 1 and FP8 KV caches
+at c >= 4096; then the input checks."""
 
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ STEP_MODELS = [
                                    kv_dtype=DType.FP8, mfu=0.5, mbu=0.85, t_fixed_s=0.001)),
     ("made-up-13b-tp2", StepModel(ODD_MODEL, ODD_GPU, 2, mfu=0.7, mbu=0.75, t_fixed_s=0.0015)),
 ]
+# BF16 weights with an FP8 KV cache: at c >= 4096 attention is a large share of a verify step, so
+# KV bytes counted with the weights' dtype (twice kvb) move the step times and the crossover.
+S_SPEC_KV8 = dataclasses.replace(S_SPEC, kv_dtype=DType.FP8)
+S_8B_KV8 = dataclasses.replace(S_8B, kv_dtype=DType.FP8)
+ODD_KV8 = dataclasses.replace(STEP_MODELS[3][1], kv_dtype=DType.FP8)
 
 # Medusa-style choices (paths of top-k ranks, 0-based), numbered like generate_medusa_buffers:
 # sorted by (length, path), node i+1 = choice i.
@@ -164,7 +170,11 @@ def grade(g: Grading) -> None:
              ("rank-1-not-likeliest-8b-medusa-b16", S_8B, med_parents, med_ranks, [0.3, 0.45, 0.1],
               4, 1000, 16),
              ("tuple-ranks-and-probs", S_SPEC, tuple(med_parents), tuple(med_ranks),
-              (0.6, 0.2, 0.1), 3, 700, 5)]
+              (0.6, 0.2, 0.1), 3, 700, 5),
+             ("fp8-kv-story-b32-c16384", S_SPEC_KV8, story_parents, story_ranks, RANK_P, 5, 16384,
+              32),
+             ("fp8-kv-medusa-tree-8b-b16-c8192", S_8B_KV8, med_parents, med_ranks,
+              [0.5, 0.2, 0.1], 4, 8192, 16)]
     for k in range(10):
         rng = random.Random(f"{SLUG}:cost:{k}")
         sm_name, sm = STEP_MODELS[k % len(STEP_MODELS)]
@@ -198,7 +208,19 @@ def grade(g: Grading) -> None:
                # rank 2 is likelier than rank 1: the chain's p1 is still rank_probs[0] (37; 33
                # with max(rank_probs))
                ("rank-1-not-likeliest-story-tree", S_SPEC, story_parents, story_ranks,
-                [0.35, 0.4, 0.1, 0.05], 5, 512, 1024)]
+                [0.35, 0.4, 0.1, 0.05], 5, 512, 1024),
+               # FP8 KV under BF16 weights (throughput ratio >= 1e-3 away from 1 up to the
+               # crossover); with KV bytes from the weights' dtype: 40, 34, 25, 56 and 141
+               ("fp8-kv-story-c32768", S_SPEC_KV8, story_parents, story_ranks, RANK_P, 5, 32768,
+                1024),
+               ("fp8-kv-story-chain-4-c16384", S_SPEC_KV8, story_parents, story_ranks, RANK_P, 4,
+                16384, 1024),
+               ("fp8-kv-8b-story-c4096", S_8B_KV8, story_parents, story_ranks, RANK_P, 5, 4096,
+                1024),
+               ("fp8-kv-8b-medusa-tree-c8192", S_8B_KV8, med_parents, med_ranks, [0.5, 0.2, 0.1],
+                4, 8192, 1024),
+               ("fp8-kv-made-up-13b-medusa-tree-c8192", ODD_KV8, med_parents, med_ranks,
+                [0.55, 0.2, 0.1], 3, 8192, 1024)]
     for name, sm, parents, ranks, probs, chain, ctx, mb in crosses:
         if name == "tree-equal-to-chain":
             ranks = [0] + [1] * 5
