@@ -16,6 +16,21 @@ from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal,
 TOKEN_MODES = ("none", "int8_token", "fp8_token")
 ALL_MODES = ("none", "int8_tensor", "int8_token", "fp8_tensor", "fp8_token")
 
+NEAR_TIE_ROWS = torch.tensor([
+    [0.5705678462982178, -0.23181463778018951, -0.6814927458763123, -0.9457157850265503,
+     -1.0024889707565308, -1.083609938621521, -0.7882771492004395, 0.6596795916557312,
+     -1.2129065990447998, -1.8147878646850586, 1.409348964691162, 1.1074491739273071,
+     -0.2658800780773163, -0.2104817032814026, -0.529828667640686, -0.6066370010375977],
+    [0.4849761128425598, 0.38191816210746765, 0.8743450045585632, -1.384888768196106,
+     1.5897237062454224, 0.978670597076416, -0.8147883415222168, -0.7932584285736084,
+     -1.2526825666427612, -1.9772908687591553, 0.6125054955482483, -0.7554544806480408,
+     -0.6336368322372437, 1.23848557472229, 2.56270432472229, 0.2382979691028595],
+    [-0.5451704859733582, -0.8096928000450134, 1.359233021736145, 1.1706748008728027,
+     -0.7640345692634583, -0.5234197974205017, 1.3764368295669556, 0.22763913869857788,
+     -0.07728581130504608, -0.631312906742096, 0.021653946489095688, -0.21040718257427216,
+     0.6309552788734436, -0.7207582592964172, 1.667851209640503, -0.7440544366836548],
+])
+
 
 def acts(T, H, gen, massive=False, zero_row=None):
     """Activations with a per-row magnitude spread; optionally one massive activation (60) and an
@@ -73,6 +88,14 @@ def grade(g: Grading) -> None:
         with g.case(f"quant-ties-{mode}"):
             _check_xhat(g.call("quantize_activations", ties_f8.to(dev), mode),
                         ref.quantize_activations(ties_f8, mode).to(dev), mode)
+    with g.case("quant-divide-not-reciprocal"):
+        # rows 6782, 15815, 79292 of torch.randn(100000, 16) after manual_seed(1): for one element
+        # of each, x / scale and x * (1 / scale) fall on different sides of an INT8 rounding tie.
+        # Per token only: there the scale is a tensor; on CUDA, PyTorch itself turns x / s with a
+        # Python-float s (a per-tensor scale taken with .item()) into x * (1 / s).
+        x = NEAR_TIE_ROWS
+        _check_xhat(g.call("quantize_activations", x.to(dev), "int8_token"),
+                    ref.quantize_activations(x, "int8_token").to(dev), "int8_token")
     for i, mode in enumerate(ALL_MODES):
         with g.case(f"quant-{mode}-rows-of-different-size"):
             x = acts(48, 512, g.rng(10 + i), massive=(i % 2 == 1), zero_row=7)
@@ -123,9 +146,16 @@ def grade(g: Grading) -> None:
     normal = acts(31, Hc, g.rng(62))
     massive = acts(31, Hc, g.rng(63), massive=True)
     padded = torch.cat([acts(7, Hc, g.rng(64)), torch.zeros(2, Hc)])
+    # one companion with amax 2.5, inside the victims' range (1.06 .. 6.78): it moves only the
+    # smaller victims' scales (quantizing all victims with the companions would move every one)
+    small = acts(1, Hc, g.rng(65))
+    small = small * (2.5 / small.abs().max())
+    none = torch.zeros(0, Hc)
     specs = [(m, "normal-companions", normal) for m in ALL_MODES] + \
             [(m, "massive-activation-companion", massive) for m in ALL_MODES] + \
-            [("fp8_tensor", "padding-companions", padded), ("int8_token", "no-companions", torch.zeros(0, Hc))]
+            [("fp8_tensor", "padding-companions", padded), ("int8_token", "no-companions", none),
+             ("int8_tensor", "no-companions", none), ("fp8_tensor", "no-companions", none),
+             ("int8_tensor", "one-small-companion", small), ("fp8_tensor", "one-small-companion", small)]
     rnd.shuffle(specs)
     for mode, name, comp in specs:
         with g.case(f"cross-talk-{mode}-{name}"):

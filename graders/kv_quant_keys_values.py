@@ -93,6 +93,12 @@ def grade(g: Grading) -> None:
         x = torch.tensor([[0.0, 14.0], [0.5, 1.0], [1.5, 3.0], [3.0, 5.0],
                           [2.5, 0.0], [1.0, 7.0], [0.5, 9.0], [2.5, 11.0]], device=dev)
         _check_quant(g, ref, x, 2, 4, "per_channel")
+    with g.case("quant-divide-not-reciprocal"):
+        # float32 0.15 and 0.3 in float64: (x - mn) / scale lands on 1.5 exactly (a tie, code 2),
+        # x * (1 / scale) lands one ulp below (code 1)
+        x = torch.tensor([[0.0, 0.15, 0.3]], device=dev)
+        _check_quant(g, ref, x, 2, 3, "per_token")
+        _check_quant(g, ref, x.T.contiguous(), 2, 3, "per_channel")
     with g.case("quant-constant-group"):
         x = torch.tensor([[1.25, 1.25, 1.25, 1.25, -2.0, 0.0, 2.0, 4.0],
                           [0.0, 0.0, 0.0, 0.0, 7.0, 7.0, 7.0, 7.0]], device=dev)
