@@ -20,6 +20,7 @@ The toy (``ToyLongContextLM``):
 - a harmful weight change: a broken retrieval-head projection loses the needle in a fixed fraction
   ``weight_fail`` of haystacks at every length; "weights_all" also moves perplexity by
   ``weight_ppl`` at every length, "weights_head" (the bug confined to the retrieval head) does not;
+  "weights_mlp" (a bug outside the retrieval head) moves perplexity and keeps every needle;
 - perplexity: ``base(L)`` times one factor per served change: a harmless weight change
   (re-quantization) ``1 + benign_weights`` (at most the tolerance, sometimes exactly it), a weight
   bug ``1 + weight_ppl``, RoPE beyond its trained range ``1 + 0.3 log2(L / L_ood)``; the KV cache
@@ -28,7 +29,7 @@ Every haystack draw depends on (specimen seed, length, depth) only, never on the
 on the call order, so an experiment regresses iff the culprit is in ``served`` and the culprit's
 effect shows at that point: no interactions (the statement's guarantee).
 
-Specimens: ten slots (three RoPE, four KV, three weights) with their structure fixed and their
+Specimens: twelve slots (three RoPE, five KV, four weights) with their structure fixed and their
 draws (seeds, content weights, failure rates, which benign changes are present) from ``g.salt``;
 cases are named "specimen k" in a salt-shuffled order. Each specimen is checked at construction
 (reference passes every cell, the culprit shows in the grid, harmless changes never regress,
@@ -91,7 +92,7 @@ class ToyLongContextLM:
     """A served stack that regressed, with exactly one harmful factor (``cause``)."""
 
     seed: int
-    mode: str                       # rope_dropped | rope_factor2 | kv_tensor | weights_all | weights_head
+    mode: str                       # rope_dropped | rope_factor2 | kv_tensor | weights_all | weights_head | weights_mlp
     original_context: int
     lengths: list[int]
     depths: list[float]
@@ -101,7 +102,7 @@ class ToyLongContextLM:
     ppl_inf: float = 6.0            # perplexity of the reference at infinite length
     ppl_flat: bool = False          # base(L) = ppl_inf at every length (binary-exact boundary specimen)
     benign_weights: float = 0.0     # relative perplexity shift of a harmless weight change
-    weight_ppl: float = 0.0         # weights_all: relative perplexity shift
+    weight_ppl: float = 0.0         # weights_all, weights_mlp: relative perplexity shift
     weight_fail: float = 0.0        # weights_*: fraction of haystacks that lose the needle
     kv_fail_at_max: float = 0.0     # kv_tensor: failure probability at the longest length
     budget: dict = field(default_factory=dict)
@@ -110,7 +111,7 @@ class ToyLongContextLM:
 
     def __post_init__(self) -> None:
         self.cause = {"rope_dropped": "rope_scaling", "rope_factor2": "rope_scaling", "kv_tensor": "kv_cache",
-                      "weights_all": "weights", "weights_head": "weights"}[self.mode]
+                      "weights_all": "weights", "weights_head": "weights", "weights_mlp": "weights"}[self.mode]
         L0, D = self.original_context, self.head_dim
         base = [self.rope_theta ** (-2 * i / D) for i in range(D // 2)]
         self.omega_ref = yarn_inv_freq(D, self.rope_theta, TRAINED_FACTOR, L0)
@@ -144,7 +145,7 @@ class ToyLongContextLM:
         p = self.base_ppl(L)
         if "weights" in served:
             p *= 1.0 + self.benign_weights
-            if self.mode == "weights_all":
+            if self.mode in ("weights_all", "weights_mlp"):
                 p *= 1.0 + self.weight_ppl
         if "rope_scaling" in served and self.cause == "rope_scaling" and L > self.rope_ood:
             p *= 1.0 + ROPE_PPL_SLOPE * math.log2(L / self.rope_ood)
@@ -257,6 +258,18 @@ def _shows_short(t: ToyLongContextLM) -> bool:
     return (not all(g[(min(t.lengths), d)] for d in t.depths)) and sum(not v for v in g.values()) <= len(g) // 2
 
 
+def _kv_short_only(t: ToyLongContextLM) -> bool:
+    """At least one failure, all at lengths below the original context: nothing to see for a search
+    that starts at the original context (or past it)."""
+    bad = [k for k, ok in t.grid(FACTORS).items() if not ok]
+    return len(bad) >= 1 and all(L < t.original_context for L, d in bad)
+
+
+def _niah_clean(t: ToyLongContextLM) -> bool:
+    """The served stack retrieves every needle: the weight bug shows in perplexity only."""
+    return all(t.grid(FACTORS).values())
+
+
 def _any(t: ToyLongContextLM) -> bool:
     return True
 
@@ -280,6 +293,11 @@ SLOTS = [
      lambda r: {"weight_fail": r.uniform(0.2, 0.35), "benign_weights": r.uniform(0.002, 0.006)}),
     ("weights_head", 32768, 1000000.0, D4, 0.02, _shows_short,
      lambda r: {"weight_fail": r.uniform(0.2, 0.35), "benign_weights": r.uniform(0.005, 0.015)}),
+    # rare KV failures, all at lengths below the original context (none at it or past it)
+    ("kv_tensor", 8192, 500000.0, D5_ODD, 0.01, _kv_short_only,
+     lambda r: {"kv_fail_at_max": r.uniform(0.15, 0.3), "benign_weights": r.uniform(0.002, 0.006)}),
+    # a weight bug outside the retrieval head: perplexity up at every length, every needle found
+    ("weights_mlp", 4096, 10000.0, D4, 0.02, _niah_clean, lambda r: {"weight_ppl": r.uniform(0.025, 0.06)}),
 ]
 
 
