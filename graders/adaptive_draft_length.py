@@ -130,6 +130,13 @@ def grade(g: Grading) -> None:
     bt = _boundary_trace()
     sims.append(("sim-confidence-on-the-threshold", bt, {"kind": "confidence"}, 0.25, 1, 256, 10))
     sims.append(("sim-confidence-on-the-threshold-batch", bt, {"kind": "confidence"}, 0.25, 2, 4, 10))
+    # A class whose confidences are all 0.0 (qbar = 0): P * qbar = 0, so it never drafts when
+    # c > 0 and drafts up to the cap when c = 0 (equality drafts); P >= c / qbar divides by zero.
+    zq = [{"cls": "chat", "q": [0.0] * 5, "m": [1, 1, 0, 1, 1]},
+          {"cls": "code", "q": [0.75, 0.5, 1.0, 0.75, 0.5, 0.75], "m": [1, 1, 1, 0, 1, 1]},
+          {"cls": "chat", "q": [0.0] * 3, "m": [1, 0, 1]}]
+    sims.append(("sim-confidence-class-all-zero", zq, {"kind": "confidence"}, 0.1, 1, 256, 10))
+    sims.append(("sim-confidence-class-all-zero-free-drafter", zq, {"kind": "confidence"}, 0, 2, 256, 4))
     for name, tr, pol, c, B, K, gmax in sims:
         with g.case(name):
             _check_sim(g.call("simulate", tr, pol, c, batch=B, knee_tokens=K, gmax=gmax),

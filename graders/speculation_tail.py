@@ -51,6 +51,15 @@ def _batch(rng, level, b, c, mean, conc):
     return {"level": level, "context_len": c, "alpha": alpha, "alpha_est": est}
 
 
+# (Beta mean, concentration) of every policy family, as the statement's table lists them.
+FAMILY_BETA = {
+    "mixed-load": (0.7, 5), "day-confident": (0.85, 8), "day-spread": (0.7, 5),
+    "night-long-context": (0.8, 5), "evening": (0.75, 4), "mid-batch": (0.8, 6),
+    "rush-only": (0.7, 5), "day-doubtful": (0.55, 4), "8b-h200-mixed": (0.75, 5),
+    "day-64-confident": (0.85, 8), "day-160-confident": (0.85, 8), "8b-h200-mid-doubtful": (0.55, 4),
+}
+
+
 def policy_traces(rng: random.Random) -> list:
     """(name, target, drafter, trace) for the policy cases; levels are (name, b, batches, c)."""
     fams = [
@@ -63,9 +72,15 @@ def policy_traces(rng: random.Random) -> list:
         ("rush-only", S_SPEC, S_DRAFT, [("rush", 1024, 3, 512)], 0.7, 5),
         ("day-doubtful", S_SPEC, S_DRAFT, [("day", 64, 6, 512), ("day", 160, 4, 512)], 0.55, 4),
         ("8b-h200-mixed", S_8B, S_8B_DRAFT, [("night", 8, 10, 1024), ("day", 64, 6, 1024), ("rush", 384, 3, 1024)], 0.75, 5),
+        # Same preset, batch size and context as day-doubtful, high acceptance: a policy blind to
+        # the estimates (a table of batch size) cannot serve both.
+        ("day-64-confident", S_SPEC, S_DRAFT, [("day", 64, 10, 512)], 0.85, 8),
+        ("day-160-confident", S_SPEC, S_DRAFT, [("day", 160, 5, 512)], 0.85, 8),
+        ("8b-h200-mid-doubtful", S_8B, S_8B_DRAFT, [("mid", 48, 12, 512)], 0.55, 4),
     ]
     out = []
     for name, tgt, drf, levels, mean, conc in fams:
+        assert FAMILY_BETA[name] == (mean, conc)
         tr = [_batch(rng, lvl, b, c, mean, conc) for lvl, b, nb, c in levels for _ in range(nb)]
         out.append((name, tgt, drf, tr))
     return out

@@ -174,3 +174,45 @@ def test_reference_policy_by_level():
         i += b * n
     assert p50 == {"night": 4.0, "day": 6.9, "rush": 41.0}
     assert ms(ref.batch_step_s(T, D, C, [0] * 4)) == 9.5 and ms(ref.batch_step_s(T, D, C, [0] * 128)) == 10.5
+
+
+STATEMENT = ROOT / "exercises" / "speculation-tail" / "statement.md"
+
+
+def test_statement_lists_the_grader_families():
+    """The statement's table of hidden trace families is the grader's, row for row."""
+    gr = load_module(ROOT / "graders" / "speculation_tail.py", "grader_speculation_tail")
+    rows = [ln for ln in STATEMENT.read_text().splitlines()
+            if ln.startswith("| S-spec |") or ln.startswith("| 8B |")]
+    fams = gr.policy_traces(random.Random(0))
+    assert len(rows) == len(fams) == 12
+    for row, (name, tgt, drf, trace) in zip(rows, fams):
+        levels = []
+        for b in trace:
+            key = (b["level"], len(b["alpha"]))
+            if levels and levels[-1][0] == key:
+                levels[-1][1] += 1
+            else:
+                levels.append([key, 1])
+        (ctx,) = {b["context_len"] for b in trace}
+        batches = ", then ".join(f"{lvl}: {n} x {b}" for (lvl, b), n in levels)
+        preset = "S-spec" if tgt == gr.S_SPEC else "8B"
+        assert (tgt, drf) in ((gr.S_SPEC, gr.S_DRAFT), (gr.S_8B, gr.S_8B_DRAFT)), name
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        sep = "; " if len(levels) > 1 else ", "
+        assert cells[:2] == [preset, f"{batches}{sep}context {ctx}"], name
+        m, kappa = float(cells[2]), int(cells[3])
+        assert (m, kappa) == gr.FAMILY_BETA[name], name
+
+
+def test_out_of_scope_8b_trace():
+    """On the 8B preset, one batch of 1024 at context 1024, Beta mean 0.85, kappa 3: no single
+    draft length for the whole batch keeps both p99 and mean within 1.10x (several draws)."""
+    gr = load_module(ROOT / "graders" / "speculation_tail.py", "grader_speculation_tail")
+    for seed in range(5):
+        tr = [gr._batch(random.Random(seed), "x", 1024, 1024, 0.85, 3)]
+        plain = [{k: b[k] for k in ("level", "context_len", "alpha")} for b in tr]
+        r = [ref.tail_report(gr.S_8B, gr.S_8B_DRAFT, plain, [[g] * 1024]) for g in range(ref.GMAX + 1)]
+        assert r[0]["p99_s"] <= r[4]["p99_s"]
+        assert r[0]["mean_s"] > 1.10 * r[4]["mean_s"]
+        assert all(x["p99_s"] > 1.10 * r[0]["p99_s"] for x in r[1:])
