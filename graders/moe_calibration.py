@@ -1,15 +1,18 @@
 """Hidden grader for moe-calibration.
 
 1. ``expert_token_counts`` on routing traces: router logits with Zipf-skewed expert biases (some
-   experts get no token), exact ties (bf16 logits, a hand-made tie row), an empty batch.
+   experts get no token), exact ties (bf16 logits, a hand-made tie row), float64 near-ties (2**-40
+   apart, equal once cast to float32), an empty batch.
 2. ``expected_tokens`` on Zipf shares (DeepSeek-V3's 256 experts, top-8, 262,144 tokens), a rare
    expert, k * share = 1, no tokens.
 3. ``rtn_quantize`` and ``gptq_quantize`` against the pinned GPTQ on hidden weights and inputs: a
    rounding tie, zero and one-signed rows, dead input columns holding a row's extreme weight, fewer
    tokens than input dimensions, one token, no token and all-zero inputs (fallback), act-order with
    tied Hessian diagonals, partial blocks, 2 to 8 bits, float32 inputs.
-4. ``gptq_vs_rtn`` on a decaying-spectrum input distribution (the crossover near n = d_in), and
-   ``calibration_plan`` with counts exactly at the threshold.
+4. ``gptq_vs_rtn`` on a decaying-spectrum input distribution (the crossover near n = d_in), GPTQ
+   equal to RTN (diagonal X^T X; the mean lands one ulp below RTN), GPTQ better by less than the
+   1e-6 margin and then by more (a rounding tie flipped), and ``calibration_plan`` with counts
+   exactly at the threshold.
 """
 
 from __future__ import annotations
@@ -27,6 +30,17 @@ def _zipf_logits(seed: int, n: int, e: int, alpha: float, dtype) -> torch.Tensor
     pop = torch.arange(1, e + 1, dtype=torch.float64) ** -alpha
     bias = torch.log(pop[torch.randperm(e, generator=g)]) * 3.0
     return (torch.randn(n, e, generator=g, dtype=torch.float64) + bias).to(dtype)
+
+
+def _near_tie_logits(seed: int, n: int, e: int) -> torch.Tensor:
+    """float64 logits 1..4 plus offsets of k * 2**-40 (|k| <= 3): distinct in float64, equal once
+    cast to float32 or lower (whose tie rule would then pick the lower id). Binary-exact."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randint(1, 5, (n, e), generator=g).to(torch.float64)
+    off = torch.randint(-3, 4, (n, e), generator=g).to(torch.float64) * 2.0 ** -40
+    hand = torch.tensor([[1.0, 1.0 + 2.0 ** -40, 0.0] + [0.0] * (e - 3),
+                         [2.0, 2.0, 2.0 + 2.0 ** -38, 2.0 - 2.0 ** -38] + [1.0] * (e - 4)], dtype=torch.float64)
+    return torch.cat([hand, base + off])
 
 
 def _shares(e: int, alpha: float, rare: float | None = None) -> list[float]:
@@ -69,6 +83,7 @@ def grade(g: Grading) -> None:
               ("zipf1.2-f64", _zipf_logits(2, 2000, 128, 1.2, torch.float64), 8),
               ("bf16-ties", _zipf_logits(3, 1500, 32, 0.5, torch.bfloat16), 4),
               ("uniform-top1", _zipf_logits(4, 500, 16, 0.0, torch.float64), 1),
+              ("f64-near-ties", _near_tie_logits(5, 400, 16), 4),
               ("empty", torch.zeros(0, 12, dtype=torch.float32), 3)]
     for name, logits, k in traces:
         with g.case(f"counts-{name}"):
@@ -136,18 +151,10 @@ def grade(g: Grading) -> None:
     gptq_case("float32-inputs", W.float(), Xmany[:100].float(), 4)
 
     # 4. where GPTQ stops losing to RTN
-    for i, (d, dout, R, damp, grid) in enumerate([
-            (32, 48, 3, 0.01, [0, 1, 4, 8, 16, 24, 32, 48, 64, 128]),
-            (48, 32, 2, 0.1, [0, 2, 12, 24, 36, 48, 96]),
-            (24, 40, 2, 0.01, [0, 1, 3, 6, 12])]):
-        with g.case(f"crossover-d{d}-damp{damp}"):
-            gg = torch.Generator().manual_seed(400 + i)
-            A = _spectrum_inputs(gg, d)
-            W = torch.randn(dout, d, generator=gg, dtype=torch.float64) / d ** 0.5
-            Xc = torch.randn(R, grid[-1], d, generator=gg, dtype=torch.float64) @ A.T
-            Xt = torch.randn(2048, d, generator=gg, dtype=torch.float64) @ A.T
-            out = g.call("gptq_vs_rtn", W.to(dev), Xc.to(dev), Xt.to(dev), grid, 4, damp)
-            exp = ref.gptq_vs_rtn(W, Xc, Xt, grid, 4, damp)
+    def crossover_case(name, W, Xc, Xt, grid, bits, damp):
+        with g.case(f"crossover-{name}"):
+            out = g.call("gptq_vs_rtn", W.to(dev), Xc.to(dev), Xt.to(dev), grid, bits, damp)
+            exp = ref.gptq_vs_rtn(W, Xc, Xt, grid, bits, damp)
             if not isinstance(out, dict) or set(out) != set(exp):
                 fail("gptq_vs_rtn must return a dict with exactly the keys "
                      "['crossover', 'gptq_errors', 'rtn_error']")
@@ -162,6 +169,42 @@ def grade(g: Grading) -> None:
             if c not in ok or isinstance(c, bool) or not (c is None or isinstance(c, int)):
                 fail("['crossover']: not the smallest n of the grid where GPTQ's mean error is below "
                      "(1 - 1e-6) x RTN's")
+
+    for i, (d, dout, R, damp, grid) in enumerate([
+            (32, 48, 3, 0.01, [0, 1, 4, 8, 16, 24, 32, 48, 64, 128]),
+            (48, 32, 2, 0.1, [0, 2, 12, 24, 36, 48, 96]),
+            (24, 40, 2, 0.01, [0, 1, 3, 6, 12])]):
+        gg = torch.Generator().manual_seed(400 + i)
+        A = _spectrum_inputs(gg, d)
+        W = torch.randn(dout, d, generator=gg, dtype=torch.float64) / d ** 0.5
+        Xc = torch.randn(R, grid[-1], d, generator=gg, dtype=torch.float64) @ A.T
+        Xt = torch.randn(2048, d, generator=gg, dtype=torch.float64) @ A.T
+        crossover_case(f"d{d}-damp{damp}", W, Xc, Xt, grid, 4, damp)
+
+    # GPTQ equal to RTN for n >= d_in: every calibration token activates one column, so X^T X is
+    # diagonal, Hinv has no off-diagonal terms and no error is fed forward. The mean of the three
+    # equal draws lands one ulp below RTN's error here (binary-exact W and X_test): not a win.
+    W = torch.tensor([[-2.0, 5.0, -1.125, 4.0], [-2.0, 5.0, 3.375, -1.75], [-2.0, 5.0, 2.25, -0.25]],
+                     dtype=torch.float64)
+    Xt = torch.tensor([[2.0, 3.0, -2.0, -2.0], [2.0, -3.0, 2.0, -3.0], [-2.0, -2.0, 1.0, 2.0],
+                       [0.0, 1.0, 0.0, -2.0], [1.0, -3.0, -3.0, -3.0]], dtype=torch.float64)
+    Xc = torch.zeros(3, 8, 4, dtype=torch.float64)
+    for r in range(3):
+        for t in range(8):
+            Xc[r, t, t % 4] = float(1 + (3 * r + t) % 4)
+    crossover_case("gptq-equals-rtn", W, Xc, Xt, [0, 2, 4, 8], 3, 0.01)
+    # GPTQ better than RTN by less than the margin, then by more: one weight sits on a rounding tie
+    # (1.5 on a step-1 grid; RTN rounds it to 2) and a calibration token with x2 = -x3 makes GPTQ
+    # round it to 1. The held-out inputs correlate those columns by -2**-19, so a flip lowers the
+    # error by 1.5e-6 x RTN's: one draw of three at n = 5 (0.5e-6, not a win), all three at n = 7.
+    W = torch.tensor([[-2.0, 5.0, 0.25, 1.5], [5.0, -2.0, 0.0, 3.0]], dtype=torch.float64)
+    single = [[3.0, 0, 0, 0], [0, 2.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 2.0]]
+    corr, more = [0, 0, 1.0, -1.0], [[1.0, 0, 0, 0], [0, 1.0, 0, 0]]
+    Xc = torch.tensor([single + [corr] + more, single + more + [corr], single + more[::-1] + [corr]],
+                      dtype=torch.float64)
+    Xt = torch.tensor([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0],
+                       [0, 0, 2.0 ** -9, -2.0 ** -10]], dtype=torch.float64)
+    crossover_case("within-margin-then-past-it", W, Xc, Xt, [0, 4, 5, 7], 3, 0.01)
 
     # 5. the plan
     plans = [([128, 127, 0, 64, 500, 63], [0, 1, 128, 63, 0, 0], 128, 1.0),
