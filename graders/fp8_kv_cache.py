@@ -7,12 +7,17 @@
    one grid step away is allowed on at most 1e-4 of the elements (x / s may sit on a midpoint).
 2. ``fp8_decode``: every finite code of both formats, float and tensor scales.
 3. ``fp8_decode_attention``: GQA/MHA/MQA shapes, L = 1, per-tensor and per-KV-head scales with
-   k_scale != v_scale, explicit sm_scale, e5m2, bf16 queries, peaked logits; against float64
-   attention on the decoded cache.
+   k_scale != v_scale, explicit sm_scale, e5m2, bf16 queries, peaked logits, logits of several
+   hundred (exp overflows float32 without the max subtracted); against float64 attention on the
+   decoded cache.
 4. ``audit_long_context`` on hosted KV streams generated here (salted spike positions and sizes):
    spikes after the calibration window, a spike inside it, the Gaussian bulk at div 448, a
    sink at token 0 left out of the calibration, per-head scales, spikes on both sides of the
-   calibration window's edges, K-only vs V-only spikes; a read budget (each token at most twice).
+   calibration window's edges, K-only vs V-only spikes; fixed boundary streams with elements one
+   float32 step either side of 448 * amax / div (div 200 and 100, K and V: the test is exact, not
+   float32) and float32 maxima at div 448 for which 448 * (amax / 448) < amax (a test against the
+   rounded scale clips the calibration maximum itself); div 500/600, where tokens of the window
+   clip; a read budget (each token at most twice).
 Then the input checks.
 """
 
@@ -115,6 +120,55 @@ def make_stream(seed: int, length: int, heads: int, dim: int, *, k_std=None, v_s
         d = torch.randn(heads, dim, generator=g)
         k[0] = d / d.norm(dim=1, keepdim=True) * sink
         v[0] *= 0.05
+    return KVStream(k, v)
+
+
+def _f32_neighbours(t: float):
+    """(largest float32 < t, t if it is a float32 else None, smallest float32 > t)."""
+    f = torch.tensor(t, dtype=torch.float64).float()
+    up = torch.nextafter(f, torch.tensor(math.inf))
+    dn = torch.nextafter(f, torch.tensor(0.0))
+    if float(f) > t:
+        return float(dn), None, float(f)
+    if float(f) < t:
+        return float(f), None, float(up)
+    return float(dn), float(f), float(up)
+
+
+def boundary_stream() -> KVStream:
+    """64 tokens, 2 heads, calibration window [0, 16) with amax_K = 1.0 and amax_V = 1.5; after
+    it, elements one float32 step below, on (if representable) and above 448 * amax / div for
+    div 200 and 100. A float32 evaluation of |x| * div > 448 * amax misjudges the steps above."""
+    g = torch.Generator().manual_seed(77)
+    k = (torch.randn(64, 2, 8, generator=g) * 0.1).clamp(-0.3, 0.3)
+    v = (torch.randn(64, 2, 8, generator=g) * 0.1).clamp(-0.3, 0.3)
+    for t, amax, at, off in ((k, 1.0, (5, 1, 3), 0), (v, 1.5, (9, 0, 6), 1)):
+        t[at] = -amax
+        lo2, eq2, hi2 = _f32_neighbours(448.0 * amax / 200.0)
+        lo1, eq1, hi1 = _f32_neighbours(448.0 * amax / 100.0)
+        for pos, head, ch, x in ((18, 0, 1, lo2), (20, 1, 7, eq2), (26, 0, 4, hi2), (34, 1, 0, -lo1),
+                                 (38, 0, 2, eq1), (44, 1, 5, hi1), (52, 0, 6, -hi2), (58, 1, 3, lo1)):
+            if x is not None:
+                t[pos + off, head, ch] = x
+    return KVStream(k, v)
+
+
+def div448_stream() -> KVStream:
+    """32 tokens, 2 heads; window [0, 16) with K maxima 7.879498481750488 (head 0) and
+    0.9741447567939758 (head 1), V maxima 3.857290744781494 (head 0) and 7.042807102203369
+    (head 1). For each of these float32 amax, 448 * (amax / 448) < amax in float64, so a test
+    against the rounded scale clips the calibration maximum itself at div 448. After the window:
+    each maximum again (does not clip), then one float32 step above it (clips)."""
+    g = torch.Generator().manual_seed(78)
+    k = (torch.randn(32, 2, 8, generator=g) * 0.1).clamp(-0.3, 0.3)
+    v = (torch.randn(32, 2, 8, generator=g) * 0.1).clamp(-0.3, 0.3)
+    for t, maxima, off in ((k, (7.879498481750488, 0.9741447567939758), 0),
+                           (v, (3.857290744781494, 7.042807102203369), 1)):
+        for h, a in enumerate(maxima):
+            up = float(torch.nextafter(torch.tensor(a, dtype=torch.float32), torch.tensor(math.inf)))
+            t[3 + 4 * h + off, h, 2] = a
+            t[18 + 2 * h + off, h, 5] = -a
+            t[26 + 2 * h + off, h, 1] = up
     return KVStream(k, v)
 
 
@@ -253,6 +307,8 @@ def grade(g: Grading) -> None:
         ("bf16-query", 2, 8, 2, 33, 16, 0.05, 0.02, "e4m3", None, 1.0, torch.bfloat16),
         ("peaked-logits", 2, 8, 2, 64, 32, 0.08, 0.3, "e4m3", None, 6.0, torch.float32),
         ("long-cache", 1, 8, 2, 3000, 64, 0.02, 0.01, "e4m3", None, 2.0, torch.float32),
+        # logits of several hundred: exp overflows float32 unless the row max is subtracted
+        ("large-logits", 2, 8, 2, 48, 16, 0.05, 0.02, "e4m3", None, 60.0, torch.float32),
     ]
     for i, (nm, b, hq, hkv, L, D, ks, vs, fmt, sm, qm, qdt) in enumerate(attn_cases):
         with g.case(f"attention-{nm}"):
@@ -324,6 +380,18 @@ def grade(g: Grading) -> None:
     audit_case("audit-whole-stream-calibration", short, 0, 5000, 200.0, 100.0)
     audit_case("audit-short-stream-odd-divs", short, 0, 4097, 320.0, 448.0)
     audit_case("audit-k-div-not-v-div", short, 0, 100, 448.0, 60.0)
+    # the clip test is exact: elements one float32 step either side of 448 * amax / div
+    edge = boundary_stream()
+    audit_case("audit-clip-boundary-k200-v100", edge, 0, 16, 200.0, 100.0)
+    audit_case("audit-clip-boundary-k100-v200", edge, 0, 16, 100.0, 200.0)
+    # div 448: the calibration maximum itself sits on the boundary and must not clip
+    at448 = div448_stream()
+    audit_case("audit-div-448-amax-does-not-clip", at448, 0, 16, 448.0, 448.0)
+    audit_case("audit-div-448-amax-does-not-clip-per-head", at448, 0, 16, 448.0, 448.0, per_head=True)
+    # div > 448: tokens of the calibration window itself clip
+    wide = make_stream(10000 + rnd.randrange(10**6), 12000, 2, 16)
+    w0 = 3000 + rnd.randrange(0, 2000)
+    audit_case("audit-div-above-448-window-clips", wide, w0, w0 + 2048, 500.0, 600.0)
 
     # 5. input checks ---------------------------------------------------------------------------
     x = torch.randn(4, 8, generator=g.rng(5)).to(dev)
@@ -340,6 +408,7 @@ def grade(g: Grading) -> None:
         ("decode-not-uint8", "fp8_decode", (torch.ones(3, dtype=torch.int32, device=dev), 1.0, "e4m3")),
         ("decode-nan-code-e4m3", "fp8_decode", (torch.tensor([0x7F], dtype=torch.uint8, device=dev), 1.0, "e4m3")),
         ("decode-inf-code-e5m2", "fp8_decode", (torch.tensor([0x7C], dtype=torch.uint8, device=dev), 1.0, "e5m2")),
+        ("decode-nan-code-e5m2", "fp8_decode", (torch.tensor([0x3C, 0xFD], dtype=torch.uint8, device=dev), 1.0, "e5m2")),
         ("decode-zero-scale", "fp8_decode", (torch.ones(3, dtype=torch.uint8, device=dev), 0.0, "e4m3")),
     ]
     c = torch.zeros(1, 4, 5, 8, dtype=torch.uint8, device=dev)
@@ -354,6 +423,9 @@ def grade(g: Grading) -> None:
         ("attention-scale-wrong-length", "fp8_decode_attention",
          (torch.zeros(1, 8, 8, device=dev), c, c, torch.ones(3, device=dev), 1.0)),
         ("attention-zero-v-scale", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c, c, 1.0, 0.0)),
+        ("attention-empty-cache", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c[:, :, :0], c[:, :, :0], 1.0, 1.0)),
+        ("attention-nan-code-e5m2", "fp8_decode_attention",
+         (torch.zeros(1, 8, 8, device=dev), c, torch.where(c == 0, 0x7E, c).to(torch.uint8), 1.0, 1.0, "e5m2")),
     ]
     for nm, fn, args in checks:
         with g.case(f"rejects-{nm}", group=INPUT_CHECKS):

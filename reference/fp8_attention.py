@@ -194,6 +194,13 @@ def _rel(o, truth) -> float:
     return float((o - truth).norm() / truth.norm())
 
 
+def _gain(base: float, fixed: float) -> float:
+    """baseline error / error with the fix; inf if only the fix is exact, 1.0 if both are."""
+    if fixed == 0:
+        return math.inf if base > 0 else 1.0
+    return base / fixed
+
+
 def fix_gains(q, k, v, hadamard) -> dict:
     """How much each fix cuts its point's error on these inputs (baseline error / fixed error).
     K-side fixes on the p-weighted logit error ('hadamard_std': the same rotation judged on the
@@ -206,15 +213,15 @@ def fix_gains(q, k, v, hadamard) -> dict:
     base = _logit_errors(q, k)
     had = _logit_errors(q, k, hadamard=hadamard)
     gains = {
-        "channel_k_scale": base["p_weighted"] / _logit_errors(q, k, qk_mode="channel")["p_weighted"],
-        "block_scales": base["p_weighted"] / _logit_errors(q, k, qk_mode="block")["p_weighted"],
-        "smooth_k": base["p_weighted"] / _logit_errors(q, k, smooth_k=True)["p_weighted"],
-        "hadamard": base["p_weighted"] / had["p_weighted"],
-        "hadamard_std": base["std"] / had["std"],
+        "channel_k_scale": _gain(base["p_weighted"], _logit_errors(q, k, qk_mode="channel")["p_weighted"]),
+        "block_scales": _gain(base["p_weighted"], _logit_errors(q, k, qk_mode="block")["p_weighted"]),
+        "smooth_k": _gain(base["p_weighted"], _logit_errors(q, k, smooth_k=True)["p_weighted"]),
+        "hadamard": _gain(base["p_weighted"], had["p_weighted"]),
+        "hadamard_std": _gain(base["std"], had["std"]),
     }
     qq, kk, vv = q.double(), k.double(), v.double()
     truth = torch.softmax((qq @ kk.T) / math.sqrt(q.shape[1]), dim=1) @ vv
     unscaled = _rel(_forward(q, k, v, "tensor", "tensor", 128, 0.0, "fp32", False, None), truth)
     scaled = _rel(_forward(q, k, v, "tensor", "tensor", 128, 8.0, "fp32", False, None), truth)
-    gains["scale_p"] = unscaled / scaled
+    gains["scale_p"] = _gain(unscaled, scaled)  # baseline: P unscaled (2^0); fix: 2^8
     return gains

@@ -47,7 +47,8 @@ def fp8_decode_attention(q: torch.Tensor, k_codes: torch.Tensor, v_codes: torch.
 def audit_long_context(stream, calib_start: int, calib_end: int, k_div: float = 200.0,
                        v_div: float = 100.0, per_head: bool = False) -> dict:
     """Calibrate K and V scales on tokens [calib_start, calib_end) of a hosted stream
-    (scale = amax / div) and find the tokens of the whole stream that they clip.
+    (scale = amax / div) and find the tokens of the whole stream that they clip: an element
+    clips if |x| * div > 448 * amax, compared exactly (in float64, not float32).
 
     ``stream``: attributes ``length``, ``num_kv_heads``, ``head_dim``; ``stream.read(start, end)``
     returns ``(k, v)``, float32 CPU tensors of shape (end - start, num_kv_heads, head_dim), at most
