@@ -439,6 +439,17 @@ def test_instructor_matrix_and_export(world):
     assert any(ln.startswith("alice@x.org,") and ln.endswith(",1.0000,1") for ln in lines), lines
     rows = tina.get(f"/api/teach/cohorts/{world.cohort.id}/grades").json()
     assert {r["email"] for r in rows} >= {"alice@x.org", "bob@x.org"}
+    # an assigned exercise nobody attempted has no pass rate (a dash), not "0%"
+    with db.session_scope(world.settings.db_url) as s:
+        cohorts.assign(s, world.cohort.id, "ridge-point", None)
+    try:
+        page = tina.get(f"/teach/cohorts/{world.cohort.id}").text
+        title = catalog.get("ridge-point").meta.title
+        row = re.search(r"<tr><td>" + re.escape(title) + r"</td><td>0</td><td>0</td><td>(.*?)</td>", page)
+        assert row and "no attempts yet" in row.group(1) and "%" not in row.group(1), row
+    finally:
+        with db.session_scope(world.settings.db_url) as s:
+            cohorts.unassign(s, world.cohort.id, "ridge-point")
 
 
 def test_csv_export_neutralises_formulas(world, tmp_path):

@@ -6,6 +6,7 @@ SQLite file database here; the same checks on PostgreSQL are in test_postgres_co
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 from functools import partial
@@ -77,6 +78,7 @@ def test_retries_count_against_the_hourly_and_queue_limits(tmp_path):
         assert codes[:2] in ([303, 202], [202, 303]) and codes[2:] == [429] * 6, codes
         r = rex.post(f"/api/submissions/{first['id']}/retry")
         assert r.status_code == 429 and "3 gradings an hour" in r.json()["detail"]
+        assert re.search(r"the next one in (5\d min|1 h|1 h 1 min) \(at \d\d:\d\d UTC\)", r.json()["detail"])
         assert 3000 < int(r.headers["retry-after"]) <= 3601
         assert _rows(w.settings.db_url, w.ids["rex@x.org"]) == 3          # 1 + 2 retries, not 9
         with db.session_scope(w.settings.db_url) as s:       # a full queue refuses a retry too
@@ -102,3 +104,11 @@ def test_the_platforms_own_requeues_count_for_nothing(tmp_path):
         assert pat.post(url, json={"code": "# 3", "kind": "run"}).status_code == 429
     finally:
         w.close()
+
+
+def test_waits_read_as_people_say_them():
+    from inferprep.cohorts import ExerciseStats, human_wait
+    assert [human_wait(s) for s in (1, 59, 60, 61, 3491, 3600, 3601, 3900)] == [
+        "1 s", "59 s", "1 min", "2 min", "59 min", "1 h", "1 h 1 min", "1 h 5 min"]
+    assert ExerciseStats("x").pass_rate() is None                   # nobody attempted: no rate
+    assert ExerciseStats("x", attempted=4, solved=1).pass_rate() == 0.25

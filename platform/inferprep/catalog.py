@@ -34,6 +34,12 @@ class CatalogError(Exception):
 
 
 class UnknownExercise(CatalogError, KeyError):
+    """No exercise of that slug. ``close``: existing slugs that look like it (maybe empty)."""
+
+    def __init__(self, message: str, close: list[str] | None = None):
+        super().__init__(message)
+        self.close = list(close or [])
+
     def __str__(self) -> str:  # KeyError quotes its message; we want plain text
         return str(self.args[0])
 
@@ -261,5 +267,5 @@ def get(slug: str) -> Exercise:
         names = [d.name for d in paths.exercises_dir().iterdir() if d.is_dir()]
         close = difflib.get_close_matches(slug, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `inferprep list` shows them all"
-        raise UnknownExercise(f"no exercise {slug!r}{hint}")
+        raise UnknownExercise(f"no exercise {slug!r}{hint}", close=close)
     return load_exercise_dir(folder)

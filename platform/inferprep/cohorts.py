@@ -228,8 +228,20 @@ def check_capacity(s: Session, user_id: int, *, queue_limit: int, now: datetime 
     if len(recent) >= limit:
         oldest = _aware(recent[-1])
         wait = (oldest + timedelta(seconds=RATE_WINDOW_S) - now).total_seconds()
-        raise TooManyRequests(f"your cohort allows {limit} gradings an hour; the next one in {int(wait) + 1} s",
-                              int(wait) + 1)
+        seconds = int(wait) + 1
+        raise TooManyRequests(f"your cohort allows {limit} gradings an hour; the next one in "
+                              f"{human_wait(seconds)} (at {now + timedelta(seconds=seconds):%H:%M} UTC)",
+                              seconds)
+
+
+def human_wait(seconds: int) -> str:
+    """A wait as people say it: "45 s", "3 min", "58 min", "1 h 5 min" (minutes rounded up)."""
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = -(-seconds // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
 
 
 # -- rejudge --------------------------------------------------------------------------------------
@@ -261,8 +273,9 @@ class ExerciseStats:
     solved: int = 0
     failing_cases: list[tuple[str, int]] = field(default_factory=list)
 
-    def pass_rate(self) -> float:
-        return self.solved / self.attempted if self.attempted else 0.0
+    def pass_rate(self) -> float | None:
+        """Solved / attempted; None when nobody attempted (there is no rate to show)."""
+        return self.solved / self.attempted if self.attempted else None
 
 
 @dataclass

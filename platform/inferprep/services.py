@@ -78,6 +78,10 @@ def ensure_exercise_row(s: Session, ex: catalog.Exercise) -> None:
 def get_exercise(slug: str) -> catalog.Exercise:
     try:
         return catalog.get(slug)
+    except catalog.UnknownExercise as e:
+        hint = (f"; did you mean {', '.join(e.close)}?" if e.close
+                else "; the exercise list has them all")
+        raise NotFound(f"no exercise {slug!r}{hint}") from None
     except catalog.CatalogError as e:
         raise NotFound(str(e)) from None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from webutil import wait_done
 
 from inferprep import catalog, paths
@@ -185,3 +186,27 @@ def test_stored_code_and_output_are_escaped(client):
     for url in (f"/submissions/{r.json()['id']}", "/exercises/sampling-order"):
         html = client.get(url).text
         assert payload not in html and "&lt;script&gt;" in html
+
+
+def test_error_pages_speak_web_not_command_line(client):
+    # /submissions/abc: no submission has that id; a 404 page, not raw validation text
+    r = client.get("/submissions/abc")
+    assert r.status_code == 404 and "text/html" in r.headers["content-type"] and "Not found" in r.text
+    assert "int_parsing" not in r.text and "valid integer" not in r.text
+    r = client.get("/api/submissions/abc")
+    assert r.status_code == 404 and r.json()["detail"] == "no page at /api/submissions/abc"
+    # an unknown slug with no close match points at the exercise list, not at a shell command
+    r = client.get("/exercises/zzzz-nothing-like-it")
+    assert r.status_code == 404 and "inferprep list" not in r.text and "the exercise list has them all" in r.text
+    assert "inferprep list" not in client.get("/api/exercises/zzzz-nothing-like-it").json()["detail"]
+    # a malformed query or body is still a 422: only a path id that cannot exist is a missing page
+    assert client.get("/api/exercises?difficulty=impossible").status_code in (200, 422)
+
+
+def test_cli_keeps_its_own_hint():
+    with pytest.raises(catalog.UnknownExercise, match="inferprep list") as e:
+        catalog.get("zzzz-nothing-like-it")
+    assert e.value.close == []
+    with pytest.raises(catalog.UnknownExercise, match="did you mean sampling-order") as e:
+        catalog.get("sampling-ordr")
+    assert "sampling-order" in e.value.close

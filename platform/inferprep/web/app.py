@@ -94,6 +94,10 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):
+        errors = exc.errors()
+        if errors and all(e.get("loc", ("",))[0] == "path" for e in errors):
+            # /submissions/abc: no resource has that id, whatever its type; a 404 as for any other
+            return error_response(request, 404, f"no page at {request.url.path}")
         if wants_json(request):
             return JSONResponse({"detail": jsonable_errors(exc)}, status_code=422)
         return error_response(request, 422, "; ".join(e.get("msg", "") for e in exc.errors()))
