@@ -195,6 +195,9 @@ def test_error_pages_speak_web_not_command_line(client):
     assert "int_parsing" not in r.text and "valid integer" not in r.text
     r = client.get("/api/submissions/abc")
     assert r.status_code == 404 and r.json()["detail"] == "no page at /api/submissions/abc"
+    # the path is echoed into the page: escaped, never markup
+    r = client.get("/submissions/%3Cimg%20src=x%20onerror=alert(1)%3E")
+    assert r.status_code == 404 and "<img" not in r.text and "&lt;img src=x onerror=alert(1)&gt;" in r.text
     # an unknown slug with no close match points at the exercise list, not at a shell command
     r = client.get("/exercises/zzzz-nothing-like-it")
     assert r.status_code == 404 and "inferprep list" not in r.text and "the exercise list has them all" in r.text
