@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,3 +72,19 @@ def new_page(browser, base: str, viewport: dict, errors: list[str], **context_ar
 def page_width(pg) -> int:
     """The page's scroll width in CSS pixels (more than the viewport: it scrolls sideways)."""
     return pg.evaluate("document.scrollingElement.scrollWidth")
+
+
+# -- fixtures a test module takes by importing them: ``from browser_support import browser, errors``
+@pytest.fixture(scope="module")
+def browser():
+    from playwright import sync_api
+    with chromium(sync_api) as b:
+        yield b
+
+
+@pytest.fixture
+def errors():
+    """Uncaught JavaScript errors of the test's pages (``new_page`` appends them); none allowed."""
+    found: list[str] = []
+    yield found
+    assert not found, f"JavaScript errors on the page: {found}"

@@ -12,6 +12,7 @@ import pytest
 from sqlmodel import select
 
 import browser_support as bs
+from browser_support import browser, errors  # noqa: F401 (fixtures)
 import cohort_fakes
 from inferprep import auth, cohorts, db, services
 from inferprep.cohort_models import Assignment
@@ -48,19 +49,6 @@ def site(tmp_path_factory):
             cohorts.set_policy(s, c.id, unlock="after_deadline")
             ids = {"teacher": teacher.id, "student": student.id, "cohort": c.id}
         yield {"base": base, "url": settings.db_url, "deadline": deadline, **ids}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with bs.chromium(playwright_sync) as b:
-        yield b
-
-
-@pytest.fixture
-def errors():
-    found: list[str] = []
-    yield found
-    assert not found, f"JavaScript errors on the page: {found}"
 
 
 def signed_in_page(browser, site, who: str, errors, viewport=bs.DESKTOP):

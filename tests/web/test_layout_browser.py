@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import browser_support as bs
+from browser_support import browser, errors  # noqa: F401 (fixtures)
 import cohort_fakes
 from inferprep.settings import Settings
 from inferprep.web import create_app
@@ -28,19 +29,6 @@ def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("layout-browser"), grading_threads=1)
     with bs.served(create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with bs.chromium(playwright_sync) as b:
-        yield b
-
-
-@pytest.fixture
-def errors():
-    found: list[str] = []
-    yield found
-    assert not found, f"JavaScript errors on the page: {found}"
 
 
 def open_exercise(browser, site, errors, viewport=bs.DESKTOP):
