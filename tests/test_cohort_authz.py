@@ -409,6 +409,18 @@ def test_rate_limit_and_full_queue_answer_429_with_retry_after(world):
             cohorts.set_policy(s, world.cohort.id, submissions_per_hour=1000)
 
 
+def test_signed_out_htmx_requests_get_401_not_the_sign_in_page(world):
+    anon = world.as_("anon")
+    r = anon.post(f"/exercises/{SLUG}/submissions", data={"code": "# x\n", "kind": "run"},
+                  headers={"HX-Request": "true"}, follow_redirects=False)
+    assert r.status_code == 401 and r.text == "signed out: sign in again"
+    r = anon.post(f"/exercises/{SLUG}/draft", data={"code": "# x\n"}, headers={"Accept": "application/json"},
+                  follow_redirects=False)
+    assert r.status_code == 401 and "sign in" in r.json()["detail"]
+    r = anon.get(f"/exercises/{SLUG}", follow_redirects=False)            # a page still redirects
+    assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+
+
 def test_after_deadline_policy(world):
     from datetime import timedelta
     from inferprep.models import utcnow
@@ -419,10 +431,14 @@ def test_after_deadline_policy(world):
     try:
         r = alice.get(f"/exercises/{SLUG}/solution")
         assert r.status_code == 403 and "deadline" in r.text
-        assert alice.get(f"/exercises/{SLUG}").status_code == 200        # the page still works
+        page = alice.get(f"/exercises/{SLUG}")
+        assert page.status_code == 200                                   # the page still works
+        # and says what the policy says: no link that answers 403
+        assert "open after the deadline (" in page.text and f'href="/exercises/{SLUG}/solution"' not in page.text
         with db.session_scope(world.settings.db_url) as s:
             cohorts.assign(s, world.cohort.id, SLUG, utcnow() - timedelta(minutes=1))
         assert alice.get(f"/exercises/{SLUG}/solution").status_code == 200
+        assert f'href="/exercises/{SLUG}/solution"' in alice.get(f"/exercises/{SLUG}").text
     finally:
         with db.session_scope(world.settings.db_url) as s:
             cohorts.set_policy(s, world.cohort.id, unlock="on_pass")

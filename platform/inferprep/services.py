@@ -270,12 +270,27 @@ def is_solved(s: Session, user_id: int, slug: str) -> bool:
                                               Submission.passed == True)).first() is not None  # noqa: E712
 
 
-def unlocked_texts(s: Session, user_id: int, ex: catalog.Exercise) -> tuple[str, str]:
-    """(editorial, reference source) once the user passed the hidden cases; raises ``Locked``."""
-    if not is_solved(s, user_id, ex.slug):
+def check_unlocked(s: Session, user_id: int, slug: str) -> None:
+    """Raise ``Locked`` (with the reason, a sentence) unless the user may read the editorial and
+    the reference of ``slug``: after their own pass, and when their cohort's policy allows."""
+    if not is_solved(s, user_id, slug):
         raise Locked("the editorial and the reference unlock after your code passes the hidden cases")
     from .cohorts import release_check   # a cohort's policy may keep them closed longer
-    release_check(s, user_id, ex.slug)
+    release_check(s, user_id, slug)
+
+
+def editorial_lock(s: Session, user_id: int, slug: str) -> str | None:
+    """None when the user may read the editorial and the reference of ``slug``, else why not."""
+    try:
+        check_unlocked(s, user_id, slug)
+    except Locked as e:
+        return str(e)
+    return None
+
+
+def unlocked_texts(s: Session, user_id: int, ex: catalog.Exercise) -> tuple[str, str]:
+    """(editorial, reference source) once the user passed the hidden cases; raises ``Locked``."""
+    check_unlocked(s, user_id, ex.slug)
     ref = ex.reference_path.read_text(encoding="utf-8") if ex.reference_path.is_file() else ""
     return ex.editorial, ref
 

@@ -113,9 +113,9 @@ def paste_into_editor(page, code: str) -> None:
     assert got.strip() == code.strip()
 
 
-def submit_and_wait(page, keys: str | None = None) -> str:
+def submit_and_wait(page, keys: str | None = None, panel: str = "#verdict") -> str:
     """Click Submit (or press ``keys`` in the editor) and wait for the new submission's verdict
-    (the page may show an older one)."""
+    in ``panel`` (#verdict: Result; #examples: Examples); the page may show an older one."""
     before = page.evaluate("[...document.querySelectorAll('.verdict')].map(v => v.id)")
     if keys:
         page.locator(".CodeMirror").click()
@@ -123,9 +123,9 @@ def submit_and_wait(page, keys: str | None = None) -> str:
     else:
         page.get_by_role("button", name="Submit").click()
     handle = page.wait_for_function(
-        """old => { const v = document.querySelector('#verdict .verdict');
+        """([old, panel]) => { const v = document.querySelector(panel + ' .verdict');
                     return v && !old.includes(v.id) && v.dataset.state === 'done' ? v.id : null; }""",
-        arg=before, timeout=GRADE_TIMEOUT_MS)
+        arg=[before, panel], timeout=GRADE_TIMEOUT_MS)
     return page.locator(f"#{handle.json_value()}").get_attribute("data-status")
 
 
@@ -148,7 +148,7 @@ def test_solve_sampling_order_in_the_browser(page, server):
     assert page.locator("table.cases tr.ok").count() > 5 and page.locator("table.cases tr.fail").count() == 0
     assert "solved" in page.locator("h1 .badge").inner_text()          # the title's badge updates live
     if os.environ.get("INFERPREP_UPDATE_SCREENSHOT"):
-        page.evaluate("window.scrollTo(0, 0); window.inferprepEditor.scrollTo(0, 0)")
+        page.evaluate("document.getElementById('pane-statement').scrollTo(0, 0); window.inferprepEditor.scrollTo(0, 0)")
         page.screenshot(path=str(ROOT / "docs" / "screenshot-exercise-pass.png"))
 
     page.reload()
@@ -177,9 +177,10 @@ def test_a_wrong_solution_shows_its_failing_case(page, server):
     failing = page.locator("table.cases tr.fail")
     assert failing.count() >= 1
     assert "order" in failing.first.inner_text().lower() or failing.first.locator("pre.msg").inner_text()
-    # Ctrl+Enter in the editor runs the public examples
-    submit_and_wait(page, keys="Control+Enter")
-    assert "public examples" in page.locator("#verdict .verdict h3").inner_text()
+    # Ctrl+Enter in the editor runs the public examples; their result shows in the Examples tab
+    submit_and_wait(page, keys="Control+Enter", panel="#examples")
+    assert "public examples" in page.locator("#examples .verdict h3").inner_text()
+    assert page.get_by_role("tab", name="Examples").get_attribute("aria-selected") == "true"
 
 
 def test_phone_width_layout(browser, server):

@@ -103,6 +103,12 @@ def test_draft_autosave_round_trip(client):
     assert "x = 1  # my draft" in client.get("/exercises/sampling-order").text
     assert client.post("/exercises/sampling-order/draft", data={"code": "y = 2\n"},
                        follow_redirects=False).status_code == 303
+    r = client.post("/exercises/sampling-order/draft", data={"code": "z = 3\n"},   # the editor's autosave
+                    headers={"Accept": "application/json"})
+    assert r.status_code == 200 and r.json()["message"].startswith("Draft saved at ") and r.json()["saved_at"]
+    r = client.post("/exercises/sampling-order/draft", data={"code": "#" * (256 * 1024 + 1)},
+                    headers={"Accept": "application/json"})
+    assert r.status_code == 413 and "the limit is 262144 bytes" in r.json()["detail"]
 
 
 def test_submit_from_the_page_live_verdict_history_and_unlock(client, judge):

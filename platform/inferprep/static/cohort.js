@@ -15,17 +15,6 @@
   });
   document.addEventListener("submit", function (e) { addField(e.target); }, true);
   document.addEventListener("htmx:configRequest", function (e) { e.detail.headers["X-CSRF-Token"] = token; });
-  // 429 (queue full or the hourly limit spent): say when to try again where the verdict goes.
-  document.addEventListener("htmx:responseError", function (e) {
-    var xhr = e.detail.xhr;
-    if (!xhr || xhr.status !== 429 || !e.detail.target) return;
-    var p = document.createElement("p");
-    p.className = "badge st-fail";
-    p.setAttribute("role", "alert");
-    p.textContent = "Not queued: too many gradings right now. Try again in " +
-      (xhr.getResponseHeader("Retry-After") || "a few") + " s.";
-    e.detail.target.replaceChildren(p);
-  });
   var origFetch = window.fetch;
   window.fetch = function (input, init) {
     init = init || {};

@@ -1,5 +1,7 @@
 // The code editor: CodeMirror 5 over the textarea (which stays the form field, so the page
-// works without JavaScript), autosave of the draft, keyboard shortcuts, live verdict via htmx.
+// works without JavaScript), sized to its pane; autosave of the draft with a copy in this
+// browser until the server has it; opening or dropping a file (UTF-8 only, never altered);
+// keyboard shortcuts; Run and Submit through htmx (Run's result in Examples, Submit's in Result).
 (function () {
   document.addEventListener("DOMContentLoaded", function () {
     var form = document.getElementById("solution-form");
@@ -7,6 +9,7 @@
     if (!form || !textarea || !window.CodeMirror) return;
     var status = document.getElementById("save-status");
     var runBtn = document.getElementById("run-btn"), submitBtn = document.getElementById("submit-btn");
+    var maxBytes = parseInt(form.dataset.maxBytes, 10) || Infinity;
 
     function grade(btn) { btn.click(); }   // a click, so htmx sends this button's kind
     var cm = CodeMirror.fromTextArea(textarea, {
@@ -27,36 +30,143 @@
     input.id = "code-input";
     document.querySelector('label[for="code"]').setAttribute("for", "code-input");
 
+    // The editor fills its pane: its height follows the host's (divider, window, phone views).
+    var host = document.getElementById("editor-host");
+    function fit() { if (host && host.clientHeight > 0) cm.setSize(null, host.clientHeight); }
+    if (host && window.ResizeObserver) new ResizeObserver(fit).observe(host);
+    fit();
+
+    // -- a copy in this browser until the server has saved it (signed out, offline, too large)
+    var localKey = form.dataset.localKey;
+    function keepLocal(code) {
+      try { localStorage.setItem(localKey, JSON.stringify({ code: code, at: new Date().toISOString() })); }
+      catch (e) { /* full or private mode: the server copy is all there is */ }
+    }
+    function dropLocal(code) {
+      try {
+        var kept = JSON.parse(localStorage.getItem(localKey) || "null");
+        if (kept && kept.code === code) localStorage.removeItem(localKey);
+      } catch (e) { /* nothing kept */ }
+    }
+    function restoreLocal() {   // newer than the server's draft and different: it was never saved
+      try {
+        var kept = JSON.parse(localStorage.getItem(localKey) || "null");
+        var serverAt = form.dataset.draftAt ? Date.parse(form.dataset.draftAt + (/[Z+]/.test(form.dataset.draftAt.slice(19)) ? "" : "Z")) : 0;
+        if (kept && kept.code !== cm.getValue() && Date.parse(kept.at) > serverAt) return kept.code;
+      } catch (e) { /* nothing kept */ }
+      return null;
+    }
+
+    function byteSize(code) { return new Blob([code]).size; }
+    function kb(n) { return Math.ceil(n / 1024); }
+    function tooLarge(size) {
+      return "Not saved: too large (limit " + kb(maxBytes) + " KB; this is " + kb(size) + " KB). It is kept in this browser.";
+    }
+    var SIGNED_OUT = "Signed out: sign in again (your code is kept here)";
+
+    // -- autosave: the status says what the server answered, nothing else
     var timer = null, saved = cm.getValue();
     function save(useBeacon) {
       var code = cm.getValue();
       if (code === saved) return Promise.resolve();
+      keepLocal(code);
+      var size = byteSize(code);
+      if (size > maxBytes) { status.textContent = tooLarge(size); return Promise.resolve(); }
       var body = new URLSearchParams({ code: code });
-      if (useBeacon && navigator.sendBeacon) {
-        navigator.sendBeacon(form.dataset.draftUrl, body); saved = code; return Promise.resolve();
-      }
-      return fetch(form.dataset.draftUrl, { method: "POST", body: body, headers: { "Accept": "text/plain" } })
-        .then(function (r) { return r.text().then(function (t) {
-          if (r.ok) { saved = code; status.textContent = t; } else { status.textContent = "Not saved: " + t; }
-        }); })
-        .catch(function () { status.textContent = "Not saved (offline?)"; });
+      if (useBeacon && navigator.sendBeacon) { navigator.sendBeacon(form.dataset.draftUrl, body); return Promise.resolve(); }
+      // JSON, and no redirect followed: a signed-out session answers 401 (or a redirect), never
+      // the sign-in page taken for a success
+      return fetch(form.dataset.draftUrl, { method: "POST", body: body, redirect: "manual",
+                                            headers: { "Accept": "application/json" } })
+        .then(function (r) {
+          if (r.type === "opaqueredirect" || r.status === 401) { status.textContent = SIGNED_OUT; return; }
+          return r.json().catch(function () { return {}; }).then(function (d) {
+            if (r.ok && d.message) {
+              if (cm.getValue() === code) saved = code;
+              dropLocal(code);
+              status.textContent = d.message;
+            } else if (r.status === 413) {
+              status.textContent = tooLarge(size);
+            } else {
+              status.textContent = "Not saved: " + (d.detail || ("the server answered " + r.status)) + ". It is kept in this browser.";
+            }
+          });
+        })
+        .catch(function () { status.textContent = "Not saved (offline?). It is kept in this browser."; });
     }
     cm.on("change", function () {
       status.textContent = "Editing…";
       clearTimeout(timer);
       timer = setTimeout(save, 800);
     });
-    window.addEventListener("pagehide", function () { save(true); });
+    window.addEventListener("pagehide", function () { if (cm.getValue() !== saved) keepLocal(cm.getValue()); save(true); });
+    var restored = restoreLocal();
+    if (restored !== null) {
+      cm.setValue(restored);   // a change: autosave sends it
+      status.textContent = "Restored your unsaved code from this browser; saving…";
+    }
 
-    // htmx sends the editor's text (the server also saves it as the draft before grading).
+    // -- opening or dropping a file: strict UTF-8, or a message and the editor left as it was
+    function loadFile(file) {
+      if (file.size > maxBytes) { status.textContent = file.name + " is too large (limit " + kb(maxBytes) + " KB; it is " + kb(file.size) + " KB); the editor is unchanged."; return; }
+      file.arrayBuffer().then(function (buf) {
+        var text;
+        try { text = new TextDecoder("utf-8", { fatal: true }).decode(buf); }
+        catch (e) {
+          status.textContent = file.name + " is not UTF-8 text; the editor is unchanged. Save it as UTF-8 and try again.";
+          return;
+        }
+        cm.setValue(text);
+        status.textContent = "Opened " + file.name + " (Ctrl+Z undoes); saving…";
+      });
+    }
+    cm.on("drop", function (c, e) {
+      var files = e.dataTransfer && e.dataTransfer.files;
+      if (!files || !files.length) return;    // dropped text: CodeMirror inserts it
+      e.preventDefault();
+      loadFile(files[0]);
+    });
+    var fileInput = document.getElementById("code-file");
+    if (fileInput) fileInput.addEventListener("change", function () {
+      if (fileInput.files.length) loadFile(fileInput.files[0]);
+      fileInput.value = "";
+    });
+
+    // -- Run and Submit through htmx (the server also saves the code as the draft)
+    var sent = null, kind = "submit";
     form.addEventListener("htmx:configRequest", function (e) {
-      e.detail.parameters.code = cm.getValue();
-      saved = cm.getValue();
+      sent = cm.getValue();
+      e.detail.parameters.code = sent;
+      kind = e.detail.parameters.kind === "run" ? "run" : "submit";
       clearTimeout(timer);
-      status.textContent = "Saved with the submission";
+    });
+    document.addEventListener("htmx:beforeSwap", function (e) {   // fired on the target, not the form
+      if (e.detail.requestConfig.elt === form && kind === "run") e.detail.target = document.getElementById("examples");
     });
     form.addEventListener("submit", function () { cm.save(); });
     form.addEventListener("htmx:beforeRequest", function () { runBtn.disabled = submitBtn.disabled = true; });
-    form.addEventListener("htmx:afterRequest", function () { runBtn.disabled = submitBtn.disabled = false; });
+    form.addEventListener("htmx:afterRequest", function (e) {
+      runBtn.disabled = submitBtn.disabled = false;
+      if (e.detail.elt !== form) return;
+      if (e.detail.successful) {
+        saved = sent;
+        dropLocal(sent);
+        status.textContent = "Saved with the submission";
+      } else if (e.detail.xhr && e.detail.xhr.status === 401) {
+        keepLocal(sent);
+        status.textContent = SIGNED_OUT;
+      } else {
+        save();   // the grading was refused: the draft endpoint says whether the code is saved
+      }
+    });
+    // A verdict arriving shows its tab (Result or Examples; on a phone, the Result view): the
+    // answer to Run or Submit, and a grading that has finished.
+    form.addEventListener("htmx:afterRequest", function (e) {
+      if (e.detail.elt === form) window.inferprepReveal(document.getElementById(kind === "run" ? "examples" : "verdict"));
+    });
+    document.addEventListener("htmx:load", function (e) {
+      var el = e.detail.elt;
+      if (el.matches && el.matches('.drawer .verdict[data-state="done"]')) window.inferprepReveal(el);
+    });
   });
 })();

@@ -3,8 +3,8 @@
 What it changes, without touching the pages and API of local mode:
 
 - ``deps.current_user`` becomes the signed-in user (an API token in ``Authorization: Bearer``,
-  else the session cookie); anyone else gets 401 on ``/api`` and a redirect to ``/login`` on a
-  page. Every service call of local mode is already scoped by that user id, so a student sees
+  else the session cookie); anyone else gets 401 on ``/api``, from an htmx request or when
+  asking for JSON, and a redirect to ``/login`` on a page. Every service call of local mode is already scoped by that user id, so a student sees
   only their own drafts, submissions and progress.
 - ``deps.admission`` applies backpressure: a new grading (a submission, or a retry the student
   asks for) while the queue is full or the student's hourly limit is spent answers 429 with
@@ -188,6 +188,9 @@ def install(app: FastAPI, settings: Settings) -> None:
         if wants_json(request):
             return JSONResponse({"detail": "sign in, or send an API token as `Authorization: Bearer ipt_...`"},
                                 status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        if request.headers.get("hx-request") == "true":
+            # htmx would follow a redirect and swap the sign-in page into the page: say it instead
+            return PlainTextResponse("signed out: sign in again", status_code=401)
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
 

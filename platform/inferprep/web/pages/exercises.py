@@ -4,13 +4,13 @@ its draft autosave, and the editorial and reference once solved."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from ... import services
 from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from ..forms import read_form
 from ..templating import templates
-from .submissions import verdict_context
+from .submissions import verdict_context, verdict_parts
 
 router = APIRouter(include_in_schema=False)
 
@@ -30,25 +30,22 @@ def exercise_list(request: Request, s: SessionDep, user: CurrentUser, track: str
 def exercise_context(s, user: int, ex) -> dict:
     history = services.list_submissions(s, user, ex.slug, limit=50)
     solved = services.is_solved(s, user, ex.slug)
-    editorial = reference = ""
-    if solved:
-        try:
-            editorial, reference = services.unlocked_texts(s, user, ex)
-        except services.Locked:   # a cohort's policy keeps them closed for now
-            pass
-    return {"ex": ex, "code": services.current_code(s, user, ex), "history": history,
+    draft = services.get_draft(s, user, ex.slug)
+    return {"ex": ex, "code": draft.code if draft is not None else ex.stub, "history": history,
+            "draft_at": draft.updated_at.isoformat() if draft is not None else "", "user_id": user,
             "hints": ex.meta.hints[:services.hints_shown(s, user, ex.slug)], "solved": solved,
-            "editorial": editorial, "reference": reference,
+            # None, or why a cohort's policy keeps the editorial closed for now
+            "editorial_lock": services.editorial_lock(s, user, ex.slug) if solved else None,
             "status": services.status_map(s, user).get(ex.slug, "untouched")}
 
 
 @router.get("/exercises/{slug}")
-def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
+def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
     ctx = exercise_context(s, user, ex)
-    latest = ctx["history"][0] if ctx["history"] else None
-    if latest is not None:
-        ctx.update(verdict_context(s, latest))
-    ctx["nav"] = "exercises"
+    for kind in ("run", "submit"):    # the latest of each: Examples and Result show them
+        latest = next((h for h in ctx["history"] if h.kind == kind), None)
+        ctx[f"{kind}_verdict"] = verdict_parts(s, latest) if latest is not None else None
+    ctx.update(nav="exercises", max_code_bytes=settings.max_code_bytes)
     return templates().TemplateResponse(request, "exercise.html", ctx)
 
 
@@ -56,8 +53,11 @@ def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: Curren
 async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
     form = await read_form(request)
     d = services.save_draft(s, user, ex.slug, form.get("code", ""), max_bytes=settings.max_code_bytes)
+    message = f"Draft saved at {d.updated_at:%H:%M:%S} UTC"
+    if "application/json" in request.headers.get("accept", ""):   # the editor's autosave
+        return JSONResponse({"message": message, "saved_at": d.updated_at.isoformat()})
     if is_htmx(request) or request.headers.get("accept", "").startswith("text/plain"):
-        return Response(f"Draft saved at {d.updated_at:%H:%M:%S} UTC", media_type="text/plain")
+        return Response(message, media_type="text/plain")
     return RedirectResponse(f"/exercises/{ex.slug}", status_code=303)
 
 

@@ -13,12 +13,20 @@ from ..templating import templates
 router = APIRouter(include_in_schema=False)
 
 
-def verdict_context(s, sub: Submission) -> dict:
+def verdict_parts(s, sub: Submission) -> dict:
+    """What ``_verdict.html`` shows of one submission."""
     verdict = services.verdict_of(sub)
+    editorial_lock = services.editorial_lock(s, sub.user_id, sub.slug) if sub.passed and sub.kind == "submit" \
+        else None
     return {"sub": sub, "verdict": verdict, "cases": verdict.cases if verdict else services.live_cases(sub),
-            "position": services.queue_position(s, sub),
-            "history": services.list_submissions(s, sub.user_id, sub.slug, limit=50),
-            "ex_status": services.status_map(s, sub.user_id).get(sub.slug, "untouched")}
+            "position": services.queue_position(s, sub), "editorial_lock": editorial_lock}
+
+
+def verdict_context(s, sub: Submission) -> dict:
+    """``verdict_parts`` plus what a fragment updates out of band (the history, the title's badge)."""
+    return verdict_parts(s, sub) | {
+        "history": services.list_submissions(s, sub.user_id, sub.slug, limit=50),
+        "ex_status": services.status_map(s, sub.user_id).get(sub.slug, "untouched")}
 
 
 @router.get("/submissions/{sub_id}")
