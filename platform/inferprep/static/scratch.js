@@ -32,29 +32,13 @@
     var errBox = document.getElementById("scratch-error"), key = box.dataset.storageKey;
     try { var kept = localStorage.getItem(key); if (kept !== null) textarea.value = kept; } catch (e) { /* private mode */ }
 
-    var cm = null;
-    if (window.CodeMirror) {
-      cm = CodeMirror.fromTextArea(textarea, {
-        mode: "python", lineNumbers: true, indentUnit: 4, tabSize: 4, indentWithTabs: false, viewportMargin: Infinity,
-        extraKeys: {
-          "Tab": function (c) { c.somethingSelected() ? c.indentSelection("add") : c.replaceSelection("    ", "end"); },
-          "Shift-Tab": function (c) { c.indentSelection("subtract"); },
-          "Ctrl-Enter": run, "Cmd-Enter": run,
-          "Esc": function (c) { c.getInputField().blur(); }
-        }
-      });
-      var input = cm.getInputField();
-      input.id = "scratch-input";
-      input.setAttribute("aria-label", "Scratch snippet (Python). Press Escape, then Tab, to leave it.");
-      box.querySelector('label[for="scratch-snippet"]').setAttribute("for", "scratch-input");
-    } else {
-      textarea.addEventListener("keydown", function (e) { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run(); });
-    }
-    function snippet() { return cm ? cm.getValue() : textarea.value; }
-    function store() { try { localStorage.setItem(key, snippet()); } catch (e) { /* full or private: not kept */ } }
+    // A plain textarea, not a second CodeMirror: the page keeps one `.CodeMirror`, the solution's.
+    textarea.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(); }
+    });
     var timer = null;
-    function later() { clearTimeout(timer); timer = setTimeout(store, 400); }
-    if (cm) cm.on("change", later); else textarea.addEventListener("input", later);
+    function store() { try { localStorage.setItem(key, textarea.value); } catch (e) { /* full or private: not kept */ } }
+    textarea.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(store, 400); });
 
     function editorCode() {
       if (window.inferprepEditor) return window.inferprepEditor.getValue();
@@ -83,7 +67,7 @@
       status.textContent = "Running…";
       box.dataset.status = "";
       fetch(box.dataset.createUrl, {
-        method: "POST", body: JSON.stringify({ code: editorCode(), snippet: snippet() }),
+        method: "POST", body: JSON.stringify({ code: editorCode(), snippet: textarea.value }),
         headers: { "Content-Type": "application/json", "Accept": "application/json" }
       }).then(answer).then(function (d) {
         if (d.queue_position > 1) status.textContent = "Queued (position " + d.queue_position + ")…";
