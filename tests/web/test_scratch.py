@@ -6,7 +6,6 @@ cohort mode it needs the CSRF token with a session and counts against the hourly
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +14,8 @@ from inferprep import auth, cohorts, db, services
 from inferprep.settings import Settings
 from inferprep.verdict import ScratchResult
 from inferprep.web import create_app
+
+from webutil import wait_done
 
 SLUG = "sampling-order"
 PASSWORD = "correct horse battery"
@@ -38,12 +39,7 @@ class FakeScratch:
 
 
 def wait_scratch(c: TestClient, scratch_id: int) -> dict:
-    for _ in range(400):
-        d = c.get(f"/api/scratch/{scratch_id}").json()
-        if d["state"] == "done":
-            return d
-        time.sleep(0.025)
-    raise AssertionError(f"scratch run {scratch_id} not done: {d}")
+    return wait_done(c, scratch_id, api="/api/scratch")
 
 
 @pytest.fixture
