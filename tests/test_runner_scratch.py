@@ -78,9 +78,7 @@ def test_snippet_syntax_error_points_at_scratch(fixture_content):
 def test_the_exercise_limits_hold(fixture_content, snippet, status):
     r = run(CORRECT, snippet)
     assert r.status == status, r
-    assert not r.ok
-    if status == "time_limit":
-        assert r.cpu_s >= r.time_limit_s
+    assert not r.ok and "limit" in r.message
 
 
 def test_no_grader_or_reference_takes_part(tmp_path, monkeypatch):

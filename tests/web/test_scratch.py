@@ -179,3 +179,17 @@ def test_in_a_cohort_scratch_runs_count_against_the_hourly_limit_like_run(tmp_pa
         assert [c[2] for c in scratch_fn.calls] == ["1"]      # the refused one was never queued
     finally:
         w.close()
+
+
+def test_a_scratch_job_whose_worker_died_reads_as_an_internal_error(tmp_path):
+    from inferprep import queue
+    settings = Settings(data_dir=tmp_path, grading_threads=0)
+    with TestClient(create_app(settings, devices=("cpu",))) as c:
+        sid = c.post(f"/api/exercises/{SLUG}/scratch", json={"code": "x\n", "snippet": "print(1)\n"}).json()["id"]
+        with db.session_scope(settings.db_url) as s:
+            assert queue.claim(s, "gone:1", lease_s=30).id == sid
+            assert queue.fail_orphans(s, "gone:") == 1            # as on start after a crash
+        d = c.get(f"/api/scratch/{sid}").json()
+        assert d["state"] == "done" and d["result"]["status"] == "internal_error"
+        assert "the grading worker stopped" in d["result"]["message"]
+        assert c.get("/api/submissions").json() == []
