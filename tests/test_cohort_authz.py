@@ -18,13 +18,14 @@ from starlette.routing import Route
 
 from inferprep import auth, catalog, cohorts, db
 from inferprep.settings import Settings
-from inferprep.verdict import CaseResult, Status, Verdict
+from inferprep.verdict import CaseResult, ScratchResult, Status, Verdict
 from inferprep.web import create_app
 
 SLUG = "sampling-order"
 PASSWORD = "correct horse battery"
 SECRET = "s" * 40
 CODE_MARK = "ALICE_PRIVATE_CODE_7d1f"
+SNIPPET_MARK = "ALICE_PRIVATE_SNIPPET_3e9a"
 XSS_NAME = '<script>alert("xss-name")</script>'
 XSS_CODE = '</textarea></pre><script>alert("xss-code")</script>'
 XSS_OUT = '<img src=x onerror=alert("xss-out")>'
@@ -41,13 +42,17 @@ def fake_grade(exercise, code, *, device, public, progress, salt=None):
     return Verdict.from_cases(exercise.slug, cases, public=public, device=device, stdout=XSS_OUT, sandbox="fake")
 
 
+def fake_scratch(exercise, code, snippet, *, device):
+    return ScratchResult(slug=exercise.slug, status="ok", stdout=XSS_OUT, device=device)
+
+
 class World:
     """The app, five callers, and the ids the routes are filled with."""
 
     def __init__(self, tmp_path):
         self.settings = Settings(data_dir=tmp_path, cohort_mode=True, secret_key=SECRET, grading_threads=1,
                                  allow_unsandboxed=True, lease_seconds=10)
-        self.app = create_app(self.settings, grade=fake_grade, devices=("cpu",))
+        self.app = create_app(self.settings, grade=fake_grade, scratch=fake_scratch, devices=("cpu",))
         self.client = TestClient(self.app, follow_redirects=False)
         self.client.__enter__()
         url = self.settings.db_url
@@ -71,6 +76,10 @@ class World:
         assert r.status_code == 202, r.text
         self.sub_id = r.json()["id"]
         self.wait(alice, self.sub_id)
+        r = alice.post(f"/api/exercises/{SLUG}/scratch",
+                       json={"code": f"# {CODE_MARK}\nPASS\n", "snippet": f"# {SNIPPET_MARK}\nprint(1)\n"})
+        assert r.status_code == 202, r.text
+        self.scratch_id = r.json()["id"]
 
     def wait(self, c, sub_id):
         for _ in range(200):
@@ -121,6 +130,7 @@ ACCESS = {
     ("POST", "/api/exercises/{slug}/submissions"): "signed", ("GET", "/api/submissions"): "signed",
     ("GET", "/api/submissions/{sub_id}"): "owner", ("POST", "/api/submissions/{sub_id}/retry"): "owner",
     ("GET", "/api/progress"): "signed",
+    ("POST", "/api/exercises/{slug}/scratch"): "signed", ("GET", "/api/scratch/{scratch_id}"): "owner",
     ("GET", "/healthz"): "all", ("GET", "/openapi.json"): "all", ("GET", "/docs"): "all",
     ("GET", "/docs/oauth2-redirect"): "all", ("GET", "/redoc"): "all",
     ("GET", "/login"): "all", ("GET", "/signup"): "all", ("POST", "/login"): "public-form",
@@ -145,6 +155,7 @@ BODIES = {  # valid bodies, so an allowed call really succeeds
     "/exercises/{slug}/submissions": {"data": {"code": "# run\n", "kind": "run"}},
     "/api/exercises/{slug}/draft": {"json": {"code": "# draft\n"}},
     "/api/exercises/{slug}/submissions": {"json": {"code": "# run\n", "kind": "run"}},
+    "/api/exercises/{slug}/scratch": {"json": {"code": "# run\n", "snippet": "print(1)\n"}},
     "/account/password": {"data": {"old": PASSWORD, "new": PASSWORD, "repeat": PASSWORD}},
     "/account/tokens": {"data": {"name": "t"}},
     "/teach/cohorts": {"data": {"name": "Made in the matrix"}},
@@ -167,7 +178,7 @@ def fill(world: World, path: str) -> str:
         with db.session_scope(world.settings.db_url) as s:
             token_id = auth.create_api_token(s, world.users["alice"].id, "spare", secret=SECRET)[0].id
         world.spare_token_ids.add(token_id)
-    return path.format(slug=SLUG, sub_id=world.sub_id, cohort_id=world.cohort.id,
+    return path.format(slug=SLUG, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
                        user_id=world.users["alice"].id, token_id=token_id)
 
 
@@ -211,7 +222,10 @@ def test_nobody_but_the_owner_and_her_instructor_reads_her_code(world):
         c = world.as_(role)
         for _, path in gets:
             r = c.get(fill(world, path))
-            if role in ("alice",) or (role == "tina" and path.startswith(("/teach", "/api/teach"))):
+            if role == "alice":
+                continue
+            assert SNIPPET_MARK not in r.text, f"{role} read alice's scratch snippet at {path}"
+            if role == "tina" and path.startswith(("/teach", "/api/teach")):
                 continue
             assert CODE_MARK not in r.text, f"{role} read alice's code at {path}"
     tina = world.as_("tina")

@@ -1,4 +1,4 @@
-"""The command line: ``inferprep list | show | start | grade | check-exercise | ...`` (typer + rich)."""
+"""The command line: ``inferprep list | show | start | grade | run | check-exercise | ...`` (typer + rich)."""
 
 from __future__ import annotations
 
@@ -222,6 +222,38 @@ def grade(slug: str, file: Path,
     else:
         print_verdict(v)
     raise typer.Exit(0 if v.ok else 1)
+
+
+@app.command("run")
+def run_scratch(slug: str, file: Path,
+                scratch: Path = typer.Option(..., "--scratch", metavar="SNIPPET.py",
+                                             help="Python lines to run with FILE bound to the name `solution`"),
+                device: str = typer.Option("auto", help="cpu, cuda or auto"),
+                as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+                sandbox: Optional[str] = typer.Option(None, help="auto, bwrap or none (default: auto)")) -> None:
+    """Run a scratch SNIPPET.py against FILE in the sandbox, under SLUG's limits, and print its output.
+    Nothing is graded or recorded. Exit code 0 when the snippet ran to its end."""
+    from .runner import judge
+    from .runner import scratch as scratch_runner
+    ex = _exercise(slug)
+    code, snippet = read_submission_file(file), read_submission_file(scratch)
+    try:
+        dev = judge.resolve_device(device, ex)
+    except (judge.DeviceUnavailable, ValueError) as e:
+        die(str(e))
+    r = scratch_runner.run(ex, code, snippet, device=dev, sandbox_mode=sandbox)
+    if as_json:
+        print(r.model_dump_json(indent=2))
+        raise typer.Exit(0 if r.ok else 1)
+    console.print(r.stdout, markup=False, highlight=False, end="")
+    if r.stderr.strip():
+        err.print(r.stderr, markup=False, highlight=False, style="dim", end="")
+    if r.traceback or r.message:
+        err.print(r.traceback or r.message, markup=False, highlight=False, style="red", end="\n")
+    style = "green" if r.ok else STATUS_STYLE[Status(r.status)]
+    err.print(f"[{style} bold]{r.label}[/]  ·  {r.cpu_s:.2f} s CPU of {r.time_limit_s:g} s  ·  {r.seconds:.2f} s "
+              f"on {r.device}  ·  scratch run, not graded", highlight=False)
+    raise typer.Exit(0 if r.ok else 1)
 
 
 @app.command("check-exercise")

@@ -115,7 +115,7 @@ def replay(submission_id: int,
     from .verdict import Verdict
     with _session(database_url) as s:
         sub = s.get(Submission, submission_id)
-    if sub is None:
+    if sub is None or sub.kind == "scratch":   # a scratch run is not a grading: nothing to replay
         die(f"no submission {submission_id}")
     if sub.salt is None:
         die(f"submission {submission_id} has no recorded salt: it was graded before salts were recorded "

@@ -24,7 +24,7 @@ from sqlalchemy import func, update
 from sqlmodel import Session, select
 
 from .cohort_models import Assignment, CohortPolicy, Unlock
-from .models import Cohort, JobState, Membership, Role, Submission, SubmissionKind, User, utcnow
+from .models import GRADED, Cohort, JobState, Membership, Role, Submission, SubmissionKind, User, utcnow
 from .services import BadRequest, Locked, NotFound, ServiceError, get_exercise
 
 RATE_WINDOW_S = 3600
@@ -120,7 +120,7 @@ def student_of(s: Session, cohort_id: int, user_id: int) -> User:
 def submission_for_teacher(s: Session, teacher: User, sub_id: int) -> Submission:
     """Any submission of a student of a cohort ``teacher`` teaches; ``NotFound`` otherwise."""
     sub = s.get(Submission, sub_id, populate_existing=True)
-    if sub is None:
+    if sub is None or sub.kind == SubmissionKind.SCRATCH.value:   # a scratch run is its owner's alone
         raise NotFound(f"no submission {sub_id}")
     if teacher.is_admin:
         return sub
@@ -208,7 +208,7 @@ def admit(s: Session, sub: Submission, *, queue_limit: int) -> None:
 
 def check_capacity(s: Session, user_id: int, *, queue_limit: int, now: datetime | None = None) -> None:
     """Raise ``TooManyRequests`` if the queue is full or the user's hourly limit is spent. Every
-    submission row counts (new ones and retries the user asked for); a check outside the gate
+    submission row counts (new ones, retries the user asked for, scratch runs as Run does); a check outside the gate
     (``queue.take_gate``) is only advisory: use ``admit`` through ``enqueue``."""
     now = now or utcnow()
     queued = s.exec(select(func.count()).where(Submission.state == JobState.QUEUED.value)).one()
@@ -248,7 +248,7 @@ def human_wait(seconds: int) -> str:
 def rejudge(s: Session, sub_id: int) -> bool:
     """Queue a finished submission again (after a grader fix). A submission already queued or
     being graded is left alone, so two rejudge requests grade it once. Returns True if queued."""
-    res = s.exec(update(Submission).where(Submission.id == sub_id, Submission.state == JobState.DONE.value)
+    res = s.exec(update(Submission).where(Submission.id == sub_id, Submission.state == JobState.DONE.value, GRADED)
                  .values(state=JobState.QUEUED.value, worker=None, lease_expires_at=None, attempt=0,
                          status=None, score=None, passed=False, cases_json=None, verdict_json=None,
                          started_at=None, finished_at=None))
@@ -301,7 +301,7 @@ def matrix(s: Session, cohort: Cohort) -> Matrix:
     if ids and slugs:
         subs = s.exec(select(Submission.user_id, Submission.slug, Submission.kind, Submission.state,
                              Submission.passed, Submission.score, Submission.created_at, Submission.cases_json)
-                      .where(Submission.user_id.in_(ids), Submission.slug.in_(slugs))).all()
+                      .where(Submission.user_id.in_(ids), Submission.slug.in_(slugs), GRADED)).all()
         for uid, slug, kind, state, passed, score, created, cases_json in subs:
             c = cells[(uid, slug)]
             created = _aware(created)

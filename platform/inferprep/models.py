@@ -4,6 +4,8 @@ Local mode has one implicit user (``LOCAL_USER_ID``); cohort mode (accounts, rol
 fills the same tables. A ``Submission`` row is both the record of an attempt and the job of the
 grading queue (``queue.py``): ``state`` is queued -> running -> done, ``worker``, ``attempt`` and
 ``lease_expires_at`` belong to the queue, ``verdict_json`` / ``status`` / ``score`` to the result.
+A scratch run is a job of kind ``scratch`` and no attempt: every listing, count of progress and
+instructor's view takes ``GRADED`` rows only.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Role(str, Enum):
 class SubmissionKind(str, Enum):
     RUN = "run"          # the public examples
     SUBMIT = "submit"    # the hidden cases
+    SCRATCH = "scratch"  # a scratch run: the user's snippet against their code, never graded (migration c003)
 
 
 class JobState(str, Enum):
@@ -115,6 +118,9 @@ class Submission(SQLModel, table=True):
     cases_json: str | None = Field(default=None, sa_column=Column(Text))    # live per-case progress
     verdict_json: str | None = Field(default=None, sa_column=Column(Text))  # the full Verdict
     retry_of: int | None = Field(default=None, foreign_key="submission.id")
+    # a scratch job's snippet (kind "scratch"; its result, a ScratchResult, is in verdict_json):
+    # shown to its owner only (migration c003)
+    snippet: str | None = Field(default=None, sa_column=Column(Text))
     # the grading's secret (``judge.grade``'s ``salt``), drawn by the worker when it claims the job
     # and stored before grading, so ``inferprep admin replay`` can re-run the same hidden cases.
     # Server-side only: no page, API schema, verdict or export shows it (migration c002).
@@ -122,3 +128,8 @@ class Submission(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+
+
+GRADED = Submission.kind != SubmissionKind.SCRATCH.value
+"""The rows that are gradings (run or submit): the filter of every listing, progress count and
+instructor's view. Scratch runs are jobs of the queue and nothing else."""

@@ -31,7 +31,7 @@ from sqlalchemy import update
 from sqlmodel import Session, select
 
 from .models import JobState, Submission, utcnow
-from .verdict import Status, Verdict
+from .verdict import ScratchResult, Status, Verdict
 
 __all__ = ["enqueue", "take_gate", "claim", "heartbeat", "record_progress", "finish", "requeue_expired",
            "fail_orphans", "internal_error_verdict"]
@@ -152,15 +152,20 @@ def record_progress(s: Session, job_id: int, worker: str, cases: list[dict]) -> 
     return res.rowcount == 1
 
 
-def _result_values(verdict: Verdict) -> dict:
+def _result_values(verdict: Verdict | ScratchResult) -> dict:
+    if isinstance(verdict, ScratchResult):   # a scratch run: no score, no cases, never a pass
+        return dict(state=JobState.DONE.value, status=verdict.status, score=None, passed=False,
+                    verdict_json=verdict.model_dump_json(), cases_json=None, finished_at=utcnow(),
+                    lease_expires_at=None)
     return dict(state=JobState.DONE.value, status=verdict.status.value, score=verdict.score,
                 passed=verdict.ok, verdict_json=verdict.model_dump_json(),
                 cases_json=json.dumps([c.model_dump(mode="json") for c in verdict.cases]),
                 finished_at=utcnow(), lease_expires_at=None)
 
 
-def finish(s: Session, job_id: int, worker: str, verdict: Verdict) -> bool:
-    """Record the verdict; False (and nothing written) if the job is no longer this worker's."""
+def finish(s: Session, job_id: int, worker: str, verdict: Verdict | ScratchResult) -> bool:
+    """Record the verdict (a scratch job's ``ScratchResult``); False (and nothing written) if the
+    job is no longer this worker's."""
     res = s.exec(update(Submission).where(*_owned(job_id, worker)).values(**_result_values(verdict)))
     s.commit()
     return res.rowcount == 1

@@ -25,8 +25,8 @@ from sqlmodel import Session, select
 
 from . import catalog, db, paths, queue
 from .models import Exercise as ExerciseRowModel
-from .models import Draft, JobState, Submission, SubmissionKind, utcnow
-from .verdict import CaseResult, Status, Verdict
+from .models import GRADED, Draft, JobState, Submission, SubmissionKind, utcnow
+from .verdict import CaseResult, ScratchResult, Status, Verdict
 
 log = logging.getLogger("inferprep.services")
 
@@ -89,7 +89,7 @@ def get_exercise(slug: str) -> catalog.Exercise:
 def status_map(s: Session, user_id: int) -> dict[str, str]:
     """slug -> "solved" (a passing hidden submission) | "attempted" (any grading); others absent."""
     rows = s.exec(select(Submission.slug, Submission.kind, Submission.passed)
-                  .where(Submission.user_id == user_id)).all()
+                  .where(Submission.user_id == user_id, GRADED)).all()
     out: dict[str, str] = {}
     for slug, kind, passed in rows:
         if kind == SubmissionKind.SUBMIT.value and passed:
@@ -114,7 +114,7 @@ def exercise_rows(s: Session, user_id: int, *, track: str = "", collection: str 
                   kind: str = "", status: str = "", q: str = "") -> list[ExerciseRow]:
     """The catalog with the user's status, filtered; ``q`` matches title, slug, tags and summary."""
     st = status_map(s, user_id)
-    attempts = dict(s.exec(select(Submission.slug, func.count()).where(Submission.user_id == user_id)
+    attempts = dict(s.exec(select(Submission.slug, func.count()).where(Submission.user_id == user_id, GRADED)
                            .group_by(Submission.slug)).all())
     needle = q.strip().lower()
     rows = []
@@ -143,18 +143,19 @@ def current_code(s: Session, user_id: int, ex: catalog.Exercise) -> str:
     return d.code if d is not None else ex.stub
 
 
-def check_code(code: str | bytes, max_bytes: int) -> str:
-    """The code as text; raises ``NotUTF8`` or ``CodeTooLarge`` with a message saying the cap."""
+def check_code(code: str | bytes, max_bytes: int, what: str = "the code") -> str:
+    """The code as text; raises ``NotUTF8`` or ``CodeTooLarge`` with a message saying the cap.
+    ``what`` names the text in the messages ("the snippet")."""
     if isinstance(code, bytes):
         try:
             code = code.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise NotUTF8(f"the code is not UTF-8 text ({e.reason} at byte {e.start})") from None
+            raise NotUTF8(f"{what} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     size = len(code.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise CodeTooLarge(f"the code is {size} bytes; the limit is {max_bytes} bytes ({max_bytes // 1024} KiB)")
+        raise CodeTooLarge(f"{what} is {size} bytes; the limit is {max_bytes} bytes ({max_bytes // 1024} KiB)")
     if "\x00" in code:
-        raise BadRequest("the code contains a NUL character")
+        raise BadRequest(f"{what} contains a NUL character")
     return code
 
 
@@ -220,6 +221,36 @@ def create_submission(s: Session, user_id: int, slug: str, code: str | bytes, ki
         return old
 
 
+SNIPPET_MAX_BYTES = 64 * 1024
+"""The size cap of a scratch snippet, in bytes of UTF-8 (a few lines that call the solution)."""
+
+
+def create_scratch(s: Session, user_id: int, slug: str, code: str | bytes, snippet: str | bytes, *, device: str,
+                   max_bytes: int, admit: queue.AdmitFn | None = None) -> Submission:
+    """Queue a scratch run: ``snippet`` against ``code`` (the editor's text; the draft is left to
+    autosave). The job is a row of kind ``scratch``: never graded, in no listing, progress count or
+    instructor's view, readable by its owner only (``get_scratch``). ``admit`` applies the limits
+    of a Run (cohort mode). Raises ``NotFound``, ``NotUTF8``, ``CodeTooLarge`` or ``BadRequest``."""
+    ensure_exercise_row(s, get_exercise(slug))
+    code = check_code(code, max_bytes)
+    snippet = check_code(snippet, SNIPPET_MAX_BYTES, "the snippet")
+    sub = Submission(user_id=user_id, slug=slug, kind=SubmissionKind.SCRATCH.value, source="api", code=code,
+                     snippet=snippet, device=device)
+    return queue.enqueue(s, sub, admit=admit)
+
+
+def get_scratch(s: Session, user_id: int, scratch_id: int) -> Submission:
+    """The user's own scratch run; ``NotFound`` for anyone else's and for any other job."""
+    sub = s.get(Submission, scratch_id, populate_existing=True)
+    if sub is None or sub.user_id != user_id or sub.kind != SubmissionKind.SCRATCH.value:
+        raise NotFound(f"no scratch run {scratch_id}")
+    return sub
+
+
+def scratch_result_of(sub: Submission) -> ScratchResult | None:
+    return ScratchResult.model_validate_json(sub.verdict_json) if sub.verdict_json else None
+
+
 def retry_submission(s: Session, user_id: int, sub_id: int, *, max_bytes: int,
                      admit: queue.AdmitFn | None = None) -> Submission:
     """Grade again (a new submission, same code) one that ended in an internal error. A retry the
@@ -236,13 +267,13 @@ def retry_submission(s: Session, user_id: int, sub_id: int, *, max_bytes: int,
 
 def get_submission(s: Session, user_id: int, sub_id: int) -> Submission:
     sub = s.get(Submission, sub_id, populate_existing=True)
-    if sub is None or sub.user_id != user_id:
+    if sub is None or sub.user_id != user_id or sub.kind == SubmissionKind.SCRATCH.value:
         raise NotFound(f"no submission {sub_id}")
     return sub
 
 
 def list_submissions(s: Session, user_id: int, slug: str | None = None, limit: int = 200) -> list[Submission]:
-    q = select(Submission).where(Submission.user_id == user_id)
+    q = select(Submission).where(Submission.user_id == user_id, GRADED)
     if slug:
         q = q.where(Submission.slug == slug)
     return list(s.exec(q.order_by(Submission.id.desc()).limit(limit)).all())
@@ -356,7 +387,7 @@ def progress(s: Session, user_id: int) -> Progress:
             per_track[r.ex.meta.track] += 1
     next_up = next_up[:5]
     subs = s.exec(select(Submission.created_at, Submission.slug, Submission.kind, Submission.passed)
-                  .where(Submission.user_id == user_id).order_by(Submission.created_at)).all()
+                  .where(Submission.user_id == user_id, GRADED).order_by(Submission.created_at)).all()
     per_day: Counter = Counter()
     first_pass: dict[str, str] = {}
     for created, slug, kind, passed in subs:

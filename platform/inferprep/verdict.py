@@ -12,6 +12,7 @@ CLI's exit code, the database, progress, the editorial, analytics) follows the s
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -124,3 +125,48 @@ class Verdict(BaseModel):
                    input_checks_passed=sum(c.passed for c in checks), input_checks_total=len(checks),
                    score=(got / total_pts if total_pts else 0.0) if status != Status.INTERNAL_ERROR else 0.0,
                    **kw)
+
+
+SCRATCH_OK = "ok"
+SCRATCH_STATUSES = (SCRATCH_OK, Status.INTERNAL_ERROR.value, Status.INVALID_SUBMISSION.value,
+                    Status.TIME_LIMIT.value, Status.MEMORY_LIMIT.value, Status.OUTPUT_LIMIT.value,
+                    Status.RUNTIME_ERROR.value)
+"""A scratch run's statuses: ``ok`` (the snippet ran to its end) or why it did not. No
+``wrong_answer`` or ``passed``: nothing is compared or graded."""
+ScratchStatus = Literal[SCRATCH_STATUSES]
+
+
+class ScratchResult(BaseModel):
+    """What a scratch run (``runner.scratch.run``) gives back: the user's snippet ran with their
+    submission bound to ``solution``. Never graded and never a submission's verdict.
+
+    ``status``: one of ``SCRATCH_STATUSES``; ``message``: why it did not finish ("ZeroDivisionError:
+    division by zero", "CPU time limit of 2 s exceeded"), empty when ok; ``traceback``: the
+    exception's traceback with the user's files named ``solution.py`` and ``scratch.py``;
+    ``stdout``/``stderr``: the child's output (the first 64 KiB each); ``cpu_s``: CPU seconds the
+    child process used (loading the submission and the snippet), what the time limit counts;
+    ``time_limit_s``: that limit; ``seconds``: wall seconds of the whole run, start-up included.
+
+    Parsing ignores unknown fields, so an internal-error ``Verdict`` that the queue wrote for a
+    scratch job (a worker died) reads as an internal-error ``ScratchResult``."""
+
+    slug: str
+    status: ScratchStatus
+    message: str = ""
+    traceback: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    cpu_s: float = 0.0
+    time_limit_s: float = 0.0
+    seconds: float = 0.0
+    device: str = "cpu"
+    sandbox: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == SCRATCH_OK
+
+    @property
+    def label(self) -> str:
+        """"Ran", "Runtime error", "Time limit exceeded", ..."""
+        return "Ran" if self.ok else Status(self.status).label

@@ -6,6 +6,9 @@ function is injectable (tests pass a fake one); by default it is ``runner.judge.
 is thread-safe and never raises for a submission's fault. Should it raise anyway (the platform
 failed), the job ends as an internal error, which the user can retry.
 
+A job of kind ``scratch`` runs the user's snippet instead (``runner.scratch.run``, injectable
+too) and is recorded as a ``ScratchResult``.
+
 Each grading gets a fresh salt (``secrets.randbits(63)``, the grading's secret from which the
 grader derives its hidden data), stored on the submission row with the claim, before grading,
 and passed to the grade function: ``inferprep admin replay`` re-runs the same hidden cases. A
@@ -24,18 +27,24 @@ from collections.abc import Callable
 
 from . import catalog, queue
 from .db import session_scope
-from .models import Submission
-from .verdict import CaseResult, Verdict
+from .models import Submission, SubmissionKind
+from .verdict import CaseResult, ScratchResult, Status, Verdict
 
 log = logging.getLogger("inferprep.worker")
 
 GradeFn = Callable[..., Verdict]  # grade(exercise, code, *, device, public, progress, salt) -> Verdict
+ScratchFn = Callable[..., ScratchResult]  # scratch(exercise, code, snippet, *, device) -> ScratchResult
 
 
 def default_grade(exercise: catalog.Exercise, code: str, *, device: str, public: bool,
                   progress: Callable[[CaseResult], None], salt: int | None = None) -> Verdict:
     from .runner import judge
     return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt)
+
+
+def default_scratch(exercise: catalog.Exercise, code: str, snippet: str, *, device: str) -> ScratchResult:
+    from .runner import scratch
+    return scratch.run(exercise, code, snippet, device=device)
 
 
 def new_salt() -> int:
@@ -80,11 +89,12 @@ class Worker:
 
     def __init__(self, db_url: str, *, threads: int = 2, name: str | None = None,
                  devices: tuple[str, ...] = ("cpu",), lease_s: float = 120.0, max_attempts: int = 2,
-                 grade: GradeFn | None = None, poll_s: float = 2.0):
+                 grade: GradeFn | None = None, scratch: ScratchFn | None = None, poll_s: float = 2.0):
         self.db_url, self.threads, self.devices = db_url, threads, devices
         self.name = name or f"{embedded_prefix()}{os.getpid()}"
         self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
         self.grade = grade or default_grade
+        self.scratch = scratch or default_scratch
         self._salted = takes_salt(self.grade)
         self._wake = threading.Condition()
         self._pending = 0
@@ -142,7 +152,7 @@ class Worker:
         with self._inflight_lock:
             self._inflight[sub.id] = worker_id
         try:
-            verdict = self._grade(sub, worker_id)
+            verdict = self._scratch(sub) if sub.kind == SubmissionKind.SCRATCH.value else self._grade(sub, worker_id)
             with session_scope(self.db_url) as s:
                 if not queue.finish(s, sub.id, worker_id, verdict):
                     log.warning("job %s: lease lost before finishing; result dropped", sub.id)
@@ -169,6 +179,14 @@ class Worker:
         except Exception as e:  # noqa: BLE001 - the platform failed, not the user
             log.exception("job %s: grading raised", sub.id)
             return queue.internal_error_verdict(sub, f"the grading worker failed: {type(e).__name__}: {e}; retry")
+
+    def _scratch(self, sub: Submission) -> ScratchResult:
+        try:
+            return self.scratch(catalog.get(sub.slug), sub.code, sub.snippet or "", device=sub.device)
+        except Exception as e:  # noqa: BLE001 - the platform failed, not the user
+            log.exception("job %s: scratch run raised", sub.id)
+            return ScratchResult(slug=sub.slug, status=Status.INTERNAL_ERROR.value, device=sub.device,
+                                 message=f"the grading worker failed: {type(e).__name__}: {e}; run it again")
 
     def _heartbeat_loop(self) -> None:
         while not self._stop.wait(max(0.5, self.lease_s / 3)):

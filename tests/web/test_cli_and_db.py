@@ -76,3 +76,25 @@ def test_migrations_match_the_models(tmp_path):
     with db.engine_for(url).connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), SQLModel.metadata)
     assert diff == []
+
+
+def test_run_scratch_prints_the_snippets_output_and_records_nothing(data_dir, tmp_path, fixture_content):
+    sol, snippet = tmp_path / "add_vectors.py", tmp_path / "try.py"
+    sol.write_text("def add(x, y):\n    return x + y\n")
+    snippet.write_text("import torch\nprint('sum', solution.add(torch.ones(2), torch.ones(2)).tolist())\n")
+    r = CliRunner().invoke(app, ["run", "add-vectors", str(sol), "--scratch", str(snippet), "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    assert "sum [2.0, 2.0]" in r.stdout and "not graded" in r.output
+    snippet.write_text("solution.add([1], None)\n")
+    r = CliRunner().invoke(app, ["run", "add-vectors", str(sol), "--scratch", str(snippet), "--json"])
+    assert r.exit_code == 1
+    out = json.loads(r.stdout)
+    assert out["status"] == "runtime_error" and 'File "solution.py", line 2, in add' in out["traceback"]
+    assert progress.local_status()["add-vectors"] == "untouched"      # a scratch run is not recorded
+    r = CliRunner().invoke(app, ["run", "add-vectors", str(sol), "--scratch", str(tmp_path / "nope.py")])
+    assert r.exit_code == 2 and "no such file" in r.output
+    r = CliRunner().invoke(app, ["run", "add-vector", str(sol), "--scratch", str(snippet)])
+    assert r.exit_code == 2 and "did you mean add-vectors" in r.output
+    (tmp_path / "latin1.py").write_bytes(b"print('\xe9')\n")
+    r = CliRunner().invoke(app, ["run", "add-vectors", str(sol), "--scratch", str(tmp_path / "latin1.py")])
+    assert r.exit_code == 2 and "is not UTF-8 text" in r.output

@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 
 
-def wait_done(client, sub_id: int, timeout: float = 30.0) -> dict:
+def wait_done(client, sub_id: int, timeout: float = 30.0, api: str = "/api/submissions") -> dict:
+    """The job ``sub_id`` read from ``api`` (``/api/scratch`` for a scratch run) once it is done."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        d = client.get(f"/api/submissions/{sub_id}").json()
+        d = client.get(f"{api}/{sub_id}").json()
         if d["state"] == "done":
             return d
         time.sleep(0.05)

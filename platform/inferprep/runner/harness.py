@@ -16,6 +16,8 @@ child -> parent  ``{"op": "result", "value", "cpu"}`` | ``{"op": "raised", "type
                  "traceback", "kind"}`` (kind: error | memory | output)
 child -> parent  ``{"op": "pcall", "id", "proxy", "method", "args", "kwargs"}`` (proxy calls, any thread)
 parent -> child  ``{"op": "preturn", "id", "value"}`` | ``{"op": "preturn", "id", "error", "type"}``
+parent -> child  ``{"op": "scratch", "code"}``: run the user's snippet (a scratch run) with the loaded
+                 submission bound to ``solution``; answered like a call that returns None
 parent -> child  ``{"op": "exit"}``
 
 Nothing here is trusted by the parent: the submission can monkeypatch this module. The parent
@@ -24,9 +26,11 @@ only ever believes values it checks itself.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import importlib.util
 import itertools
+import linecache
 import os
 import queue
 import resource
@@ -42,6 +46,8 @@ import torch
 from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
+SCRATCH_FILE = "scratch.py"
+"""The name a scratch run's snippet has in tracebacks (it is never written to disk)."""
 
 
 class ProxyError(Exception):
@@ -382,6 +388,9 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
         if op == "spmd":
             client.send(_spmd(module, msg))
             continue
+        if op == "scratch":
+            client.send(_scratch(module, msg))
+            continue
         if op == "seed":
             try:
                 torch.manual_seed(int(msg.get("value", 0)))
@@ -430,6 +439,21 @@ def _spmd(module, msg: dict) -> dict:
     for t in threads:
         t.join()
     return {"op": "spmd_result", "results": results, "cpu": _cpu()}
+
+
+def _scratch(module, msg: dict) -> dict:
+    """Run a scratch snippet in fresh globals that hold only ``solution`` (the submission's module)
+    and the builtins: nothing of the harness is in its namespace. It runs after the limits and the
+    audit hook, like the submission's own top-level code."""
+    source = str(msg.get("code", ""))
+    # Tracebacks then show the snippet's lines; no file is written or opened.
+    linecache.cache[SCRATCH_FILE] = (len(source), None, source.splitlines(True), SCRATCH_FILE)
+    try:
+        exec(compile(source, SCRATCH_FILE, "exec"),
+             {"__name__": "__main__", "__builtins__": builtins, "solution": module})
+    except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are the snippet's too
+        return _exc_message(e) | {"cpu": _cpu()}
+    return {"op": "result", "value": None, "cpu": _cpu()}
 
 
 def main(fd: int, scopes: list[str] = ()) -> None:

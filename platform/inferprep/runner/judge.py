@@ -101,6 +101,26 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     return verdict
 
 
+def load_submission(proc: SubmissionProcess) -> tuple[Status | None, str]:
+    """Start ``proc`` (the child loads the submission from its file): (None, "") when it is ready
+    for calls, else the status and message of why not (invalid, raised or died while importing,
+    or the platform failed)."""
+    try:
+        first = proc.start()
+    except RunFailed as e:
+        return e.status, (str(e) if proc.platform_failure else f"while importing your file: {e}")
+    op = first.get("op")
+    if op == "ready":
+        return None, ""
+    if op == "invalid":
+        return Status.INVALID_SUBMISSION, str(first.get("message", "invalid submission"))
+    if op == "raised":
+        kind = first.get("kind")
+        status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
+        return status, f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
+    return Status.RUNTIME_ERROR, "the submission process answered out of protocol"
+
+
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
                 progress, launcher, fail_fast: bool | str, salt: int,
                 recorder: WireRecorder | None) -> tuple[Verdict, str | None]:
@@ -137,26 +157,9 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
 
     base["sandbox"] += ", warm pool" if proc.child.extra.get("warm") else ", cold start"
     cases: list[CaseResult] = []
-    run_status: Status | None = None
-    message = ""
     try:
-        try:
-            first = proc.start()
-        except RunFailed as e:
-            first = {"op": "dead", "status": e.status, "message": str(e)}
-        op = first.get("op")
-        if op == "invalid":
-            run_status, message = Status.INVALID_SUBMISSION, str(first.get("message", "invalid submission"))
-        elif op == "raised":
-            kind = first.get("kind")
-            run_status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
-            message = f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
-        elif op == "dead":
-            run_status, message = first["status"], (first["message"] if proc.platform_failure
-                                                    else f"while importing your file: {first['message']}")
-        elif op != "ready":
-            run_status, message = Status.RUNTIME_ERROR, "the submission process answered out of protocol"
-        else:
+        run_status, message = load_submission(proc)
+        if run_status is None:
             scopes = proc.hello.get("scopes") or []
             if scopes:
                 base["sandbox"] += f" (per submission: {', '.join(scopes)})"

@@ -81,6 +81,12 @@ def _malformed(msg) -> str | None:
     return None
 
 
+def reported_cpu(msg: dict) -> float:
+    """The CPU seconds a reply of the child says it used (0.0 when absent or absurd)."""
+    cpu = msg.get("cpu")
+    return float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e9 else 0.0
+
+
 class SubmissionRaised(Exception):
     """The submission raised an exception in a call; ``kind`` is error | memory | output."""
 
@@ -417,7 +423,19 @@ class SubmissionProcess:
         return reply
 
     def call(self, fn: str, *args, **kwargs) -> Any:
-        msg = self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs})
+        return self._value(self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs}))
+
+    def run_scratch(self, snippet: str) -> float:
+        """Run a scratch snippet in the child with the submission bound to ``solution`` (the
+        harness's ``scratch`` op). Returns the child's CPU seconds so far as it reports them (a
+        figure to show, not to trust: ``reported_cpu``); raises ``SubmissionRaised`` (its ``info``
+        has the CPU seconds too) or ``RunFailed`` as ``call`` does."""
+        msg = self._request({"op": "scratch", "code": snippet})
+        self._value(msg)
+        return reported_cpu(msg)
+
+    def _value(self, msg: dict) -> Any:
+        """The value of a reply to a call; raises for an exception or a reply out of protocol."""
         op = msg.get("op")
         if op == "result":
             return msg.get("value")

@@ -2,7 +2,7 @@
 
 On start (lifespan): apply the migrations, create the local user, sync the catalog, end as
 internal errors the jobs a previous embedded worker left running, and start the embedded
-grading worker. ``grade`` replaces the judge (tests inject a fake one).
+grading worker. ``grade`` replaces the judge and ``scratch`` the scratch runner (tests inject fakes).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import db, queue
 from ..services import ServiceError
 from ..settings import Settings, get_settings
-from ..worker import GradeFn, Worker, embedded_prefix, embedded_worker_alive
+from ..worker import GradeFn, ScratchFn, Worker, embedded_prefix, embedded_worker_alive
 from .api import exercises as api_exercises
 from .api import progress as api_progress
+from .api import scratch as api_scratch
 from .api import submissions as api_submissions
 from .pages import dashboard, exercises, progress, submissions
 from .templating import templates
@@ -38,7 +39,7 @@ def available_devices() -> tuple[str, ...]:
 
 
 def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None,
-               devices: tuple[str, ...] | None = None) -> FastAPI:
+               devices: tuple[str, ...] | None = None, scratch: ScratchFn | None = None) -> FastAPI:
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -49,7 +50,8 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         if n:
             log.warning("%d submission(s) were being graded when the server last stopped; marked retryable", n)
         worker = Worker(settings.db_url, threads=settings.grading_threads, devices=app.state.devices,
-                        lease_s=settings.lease_seconds, max_attempts=settings.max_attempts, grade=grade)
+                        lease_s=settings.lease_seconds, max_attempts=settings.max_attempts, grade=grade,
+                        scratch=scratch)
         app.state.worker = worker
         if settings.grading_threads:
             worker.start()
@@ -103,7 +105,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         return error_response(request, 422, "; ".join(e.get("msg", "") for e in exc.errors()))
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for r in (api_exercises.router, api_submissions.router, api_progress.router):
+    for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router):
         app.include_router(r, prefix="/api")
     for r in (dashboard.router, exercises.router, submissions.router, progress.router):
         app.include_router(r)

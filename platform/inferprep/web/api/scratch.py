@@ -1,0 +1,68 @@
+"""/api scratch runs: your snippet against your code, in the sandbox, never graded.
+
+A scratch run is a queue job (the worker runs it with ``runner.scratch.run``) that no listing,
+progress count or instructor's view shows; only its owner can read it. In cohort mode it counts
+against the same limits as Run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from ... import services
+from ...models import Submission
+from ...verdict import ScratchResult
+from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from .submissions import TOO_MANY, _wake
+
+router = APIRouter(tags=["scratch"])
+
+
+class ScratchCreate(BaseModel):
+    code: str = Field(description="your solution (the editor's text); bound to the name `solution`")
+    snippet: str = Field(description=f"Python lines that call `solution` and print (at most "
+                                     f"{services.SNIPPET_MAX_BYTES // 1024} KiB)")
+
+
+class ScratchPublic(BaseModel):
+    id: int
+    slug: str
+    state: str = Field(description="queued | running | done")
+    device: str
+    queue_position: int
+    created_at: datetime
+    finished_at: datetime | None
+    snippet: str
+    result: ScratchResult | None = Field(description="once done: status (ok, runtime_error, time_limit, ...), "
+                                                     "stdout, stderr, traceback, CPU seconds")
+
+    @classmethod
+    def of(cls, sub: Submission, *, position: int = 0) -> "ScratchPublic":
+        return cls(id=sub.id, slug=sub.slug, state=sub.state, device=sub.device, queue_position=position,
+                   created_at=sub.created_at, finished_at=sub.finished_at, snippet=sub.snippet or "",
+                   result=services.scratch_result_of(sub))
+
+
+@router.post("/exercises/{slug}/scratch", response_model=ScratchPublic, status_code=202,
+             responses={413: {"description": "code or snippet over its size cap"},
+                        422: {"description": "not UTF-8 or invalid"}, **TOO_MANY})
+def create_scratch(ex: ExerciseDep, body: ScratchCreate, request: Request, s: SessionDep, user: CurrentUser,
+                   settings: SettingsDep, admit: Admission) -> ScratchPublic:
+    """Run ``snippet`` with ``code`` loaded as the module ``solution``, under the exercise's limits.
+    Nothing is graded or recorded as a submission. The answer comes at once (state ``queued``);
+    poll ``GET /api/scratch/{id}`` for the output."""
+    device = services.choose_device(ex, settings.device, request.app.state.devices)
+    sub = services.create_scratch(s, user, ex.slug, body.code, body.snippet, device=device,
+                                  max_bytes=settings.max_code_bytes, admit=admit)
+    _wake(request)
+    return ScratchPublic.of(sub, position=services.queue_position(s, sub))
+
+
+@router.get("/scratch/{scratch_id}", response_model=ScratchPublic)
+def read_scratch(scratch_id: int, s: SessionDep, user: CurrentUser) -> ScratchPublic:
+    """One of your scratch runs and, once done, its output."""
+    sub = services.get_scratch(s, user, scratch_id)
+    return ScratchPublic.of(sub, position=services.queue_position(s, sub))
