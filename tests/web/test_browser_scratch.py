@@ -18,6 +18,7 @@ RAISES = "print('before')\nsolution.sampling_probs(None, 1.0, 0, 1.0)\n"
 
 
 def type_snippet(page, text: str) -> None:
+    page.get_by_role("tab", name="Scratch").click()            # the drawer's Scratch tab
     page.get_by_label("Python that calls your code").fill(text)
 
 
@@ -44,5 +45,6 @@ def test_a_scratch_run_in_the_browser(page, server):  # noqa: F811
     assert 'File "scratch.py", line 2' in trace and 'File "solution.py"' in trace and "/tmp" not in trace
 
     page.reload()                                           # the snippet is kept per exercise
+    page.get_by_role("tab", name="Scratch").click()
     assert page.get_by_label("Python that calls your code").input_value() == RAISES
     assert "No submissions yet" in page.locator("#history").inner_text()   # scratch runs are not submissions
