@@ -178,6 +178,8 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
                 log.error("grader %s failed outside a case:\n%s", exercise.slug, traceback.format_exc())
                 run_status, message = Status.INTERNAL_ERROR, f"the grader failed (not your fault): {type(e).__name__}: {e}"
             cases = g.results
+            if cancel is not None and cancel.is_set() and run_status is None and proc.dead is None:
+                message = f"the grading was cancelled after {len(cases)} case(s)"
             if g.internal:
                 log.error("grader %s failed in a case:\n%s", exercise.slug, g.internal)
             if proc.dead is not None and run_status is None and (g.died_in != INPUT_CHECKS or proc.platform_failure):
