@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from sqlalchemy import func
+from sqlalchemy.orm import defer
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -258,8 +259,13 @@ def cancel_submission(s: Session, user_id: int, sub_id: int) -> tuple[Submission
     return get_submission(s, user_id, sub_id), cancelled
 
 
-def list_submissions(s: Session, user_id: int, slug: str | None = None, limit: int = 200) -> list[Submission]:
+def list_submissions(s: Session, user_id: int, slug: str | None = None, limit: int = 200, *,
+                     summary: bool = False) -> list[Submission]:
+    """The user's submissions, newest first. ``summary``: without loading their code, verdict and
+    cases (a history table needs none of them; they load on first access if one is read)."""
     q = select(Submission).where(Submission.user_id == user_id)
+    if summary:
+        q = q.options(defer(Submission.code), defer(Submission.verdict_json), defer(Submission.cases_json))
     if slug:
         q = q.where(Submission.slug == slug)
     return list(s.exec(q.order_by(Submission.id.desc()).limit(limit)).all())

@@ -4,7 +4,7 @@ The page's verdict element subscribes while its submission is queued or running 
 extension, ``templates/_verdict.html``). The stream sends, each time the submission changes:
 
 - ``progress``: the verdict's body (state, queue position, elapsed time, the cases finished so
-  far), swapped into the element;
+  far), swapped into the element; at most one per ``PROGRESS_GAP_S``;
 - ``verdict``: once the grading has ended (done or cancelled), the whole element, which replaces
   the subscribing one and so closes the stream; the server ends it too.
 
@@ -22,6 +22,8 @@ no connection, only an asyncio task.
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 
 import anyio
 from fastapi import APIRouter, Request
@@ -39,6 +41,10 @@ PING_S = 15
 """Seconds between comment lines that keep an idle stream open through proxies."""
 RETRY_MS = 1000
 """How long a browser waits before reconnecting a dropped stream (the SSE ``retry`` field)."""
+PROGRESS_GAP_S = 0.1
+"""Progress events are at least this far apart (seconds): a grading of many quick cases costs a
+stream at most ten renders a second. The verdict is never held back."""
+GONE = ("gone",)
 
 
 def owns(request: Request, s, user: int, sub_id: int) -> bool:
@@ -62,21 +68,26 @@ def render_block(template: str, block: str, ctx: dict) -> str:
 
 def snapshot_key(s, sub: Submission) -> tuple:
     """What the page shows changes exactly when this does (the elapsed counter runs on its own)."""
-    return sub.state, len(services.live_cases(sub)), services.queue_position(s, sub)
+    return sub.state, len(json.loads(sub.cases_json or "[]")), services.queue_position(s, sub)
 
 
-def next_event(request: Request, sub_id: int, owner: bool, seen: tuple | None) -> tuple[tuple, ServerSentEvent | None]:
-    """(the submission's key now, the event to send or None if nothing changed since ``seen``)."""
+def next_event(request: Request, sub_id: int, owner: bool, seen: tuple | None,
+               progress_ok: bool = True) -> tuple[tuple, ServerSentEvent | None]:
+    """(the submission's key now, the event to send or None). None when nothing changed since
+    ``seen``, and for a change while grading when ``progress_ok`` is false (the caller throttles
+    progress; the key returned is then still ``seen``). A finished grading is never held back."""
     with db.session_scope(request.app.state.settings.db_url) as s:
         sub = s.get(Submission, sub_id, populate_existing=True)
         if sub is None:     # deleted meanwhile: end the stream with nothing to show
-            return ("gone",), None
+            return GONE, None
         key = snapshot_key(s, sub)
-        if key == seen:
-            return key, None
+        unfinished = sub.state in queue.UNFINISHED
+        if key == seen or (unfinished and not progress_ok):
+            return seen, None
         ctx = dict(verdict_context(s, sub, owner=owner), request=request)
-        if sub.state in queue.UNFINISHED:
-            return key, ServerSentEvent(render_block("_verdict.html", "body", ctx).strip(), event="progress", retry=RETRY_MS)
+        if unfinished:
+            return key, ServerSentEvent(render_block("_verdict.html", "body", ctx).strip(), event="progress",
+                                        retry=RETRY_MS)
         return key, ServerSentEvent(templates().env.get_template("_verdict.html").render(ctx).strip(), event="verdict")
 
 
@@ -89,18 +100,24 @@ def submission_events(request: Request, sub_id: int, s: SessionDep, user: Curren
 
     async def events():
         with hub.watch(notify.SUBMISSION, sub_id) as changed:   # before the first read: nothing is missed
-            seen = None
+            seen, sent_at = None, -PROGRESS_GAP_S
             while True:
                 changed.clear()
-                seen, event = await anyio.to_thread.run_sync(next_event, request, sub_id, owner, seen)
+                since = time.monotonic() - sent_at
+                seen, event = await anyio.to_thread.run_sync(next_event, request, sub_id, owner, seen,
+                                                             since >= PROGRESS_GAP_S)
+                if seen == GONE:
+                    return
                 if event is not None:
                     yield event
                     if event.event == "verdict":
                         return
-                elif seen == ("gone",):
-                    return
+                    sent_at = time.monotonic()
+                    wait_s = poll_s
+                else:    # nothing new, or progress held back until the gap has passed
+                    wait_s = poll_s if since >= PROGRESS_GAP_S else PROGRESS_GAP_S - since
                 try:
-                    await asyncio.wait_for(changed.wait(), poll_s)
+                    await asyncio.wait_for(changed.wait(), wait_s)
                 except TimeoutError:
                     pass
 

@@ -21,7 +21,7 @@ def verdict_context(s, sub: Submission, *, owner: bool = True) -> dict:
     ctx = {"sub": sub, "verdict": verdict, "cases": verdict.cases if verdict else services.live_cases(sub),
            "position": services.queue_position(s, sub), "elapsed": services.elapsed_seconds(sub), "owner": owner}
     if owner:
-        ctx.update(history=services.list_submissions(s, sub.user_id, sub.slug, limit=50),
+        ctx.update(history=services.list_submissions(s, sub.user_id, sub.slug, limit=50, summary=True),
                    ex_status=services.status_map(s, sub.user_id).get(sub.slug, "untouched"))
     return ctx
 
