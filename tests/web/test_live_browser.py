@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
-import uvicorn
 
+from server_support import serving
 from inferprep.settings import Settings
 from inferprep.verdict import CaseResult, Status, Verdict
 from inferprep.web import create_app
@@ -50,18 +48,8 @@ def fake_grade(exercise, code, *, device, public, progress, salt=None, cancel=No
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("live-browser"), grading_threads=2)
-    app = create_app(settings, grade=fake_grade, devices=("cpu",))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    while not srv.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    t.join(10)
+    with serving(create_app(settings, grade=fake_grade, devices=("cpu",))) as base:
+        yield base
 
 
 def verdict_ids(pg) -> list[str]:
