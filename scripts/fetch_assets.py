@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fetch the vendored browser assets (CodeMirror 5, KaTeX, htmx, Swagger UI) from the npm registry.
+"""Fetch the vendored browser assets (CodeMirror 5, KaTeX, htmx and its SSE extension, Swagger UI) from the npm registry.
 
 Reproducible: every package is pinned by version AND by the sha256 of its tarball, and only the
 listed files (plus each package's LICENSE) are extracted into
@@ -37,6 +37,8 @@ PACKAGES: list[tuple[str, str, str, list[str]]] = [
      ["LICENSE", "NOTICE", "swagger-ui-bundle.js", "swagger-ui.css"]),
     ("htmx.org", "2.0.4", "a34988d1b9f005a458d593aa8d7486537cb878b8ac3b82703db1268983123ecc",
      ["LICENSE", "dist/htmx.min.js"]),
+    ("htmx-ext-sse", "2.2.4", "90b46f5ab915ba2f64e6348448c8dba509277a47e15c125ffb65754eb4f6b5dc",
+     ["LICENSE", "dist/sse.min.js"]),
 ]
 
 

@@ -116,14 +116,16 @@ def world(tmp_path_factory):
 
 # Who may use each route: "all" (anyone, signed in or not), "signed" (any signed-in user, on
 # their own data), "owner" (alice only: her submission, her solved exercise), "teachers" (any
-# instructor account), "teacher" (tina, who teaches alice's cohort).
+# instructor account), "teacher" (tina, who teaches alice's cohort), "owner-or-teacher" (both:
+# the live event stream of alice's grading).
 ACCESS = {
     ("GET", "/"): "signed", ("GET", "/exercises"): "signed", ("GET", "/exercises/{slug}"): "signed",
     ("POST", "/exercises/{slug}/draft"): "signed", ("POST", "/exercises/{slug}/submissions"): "signed",
     ("POST", "/exercises/{slug}/hints"): "signed", ("GET", "/exercises/{slug}/solution"): "owner",
     ("GET", "/progress"): "signed",
     ("GET", "/submissions/{sub_id}"): "owner", ("GET", "/submissions/{sub_id}/verdict"): "owner",
-    ("POST", "/submissions/{sub_id}/retry"): "owner",
+    ("POST", "/submissions/{sub_id}/retry"): "owner", ("POST", "/submissions/{sub_id}/cancel"): "owner",
+    ("GET", "/submissions/{sub_id}/events"): "owner-or-teacher", ("POST", "/api/submissions/{sub_id}/cancel"): "owner",
     ("GET", "/api/exercises"): "signed", ("GET", "/api/exercises/{slug}"): "signed",
     ("PUT", "/api/exercises/{slug}/draft"): "signed", ("POST", "/api/exercises/{slug}/hints"): "signed",
     ("GET", "/api/exercises/{slug}/solution"): "owner",
@@ -149,7 +151,7 @@ ACCESS = {
     ("POST", "/api/teach/submissions/{sub_id}/rejudge"): "teacher",
 }
 ALLOWED = {"all": set(ROLES), "signed": {"alice", "bob", "tina", "olga"}, "owner": {"alice"},
-           "teachers": {"tina", "olga"}, "teacher": {"tina"}}
+           "teachers": {"tina", "olga"}, "teacher": {"tina"}, "owner-or-teacher": {"alice", "tina"}}
 BODIES = {  # valid bodies, so an allowed call really succeeds
     "/exercises/{slug}/draft": {"data": {"code": "# draft\n"}},
     "/exercises/{slug}/submissions": {"data": {"code": "# run\n", "kind": "run"}},

@@ -280,15 +280,19 @@ def worker(device: str = typer.Option("cpu", help="cpu, cuda, or both as cuda,cp
            name: Optional[str] = typer.Option(None, help="worker name in the database (default host:pid)"),
            allow_unsandboxed: bool = typer.Option(False, "--allow-unsandboxed",
                                                   help="grade without bubblewrap (trusted code only)"),
-           poll: float = typer.Option(2.0, help="seconds between polls of an empty queue"),
+           poll: Optional[float] = typer.Option(None, help="seconds between polls of an empty queue; default 30 on "
+                                                "PostgreSQL (LISTEN/NOTIFY wakes the worker at once; this "
+                                                "only bounds a lost notification), 2 on SQLite"),
            grade_fn: Optional[str] = typer.Option(None, hidden=True, help="module:function replacing the judge (tests)")) -> None:
     """Grade queued submissions from the shared database until stopped (SIGTERM or Ctrl+C).
 
     Run any number of these on any machines that reach the database; a job needing CUDA goes only
     to a worker started with --device cuda. A worker killed mid-grade loses nothing: its lease
-    expires and another worker grades the job again."""
+    expires and another worker grades the job again. On PostgreSQL the worker LISTENs: a new job
+    wakes it at once, and a Cancel kills the grading's process."""
     from .settings import Settings
     from .web.cohort_mode import UnsandboxedRefused, refuse_unsandboxed
+    from . import notify
     from .worker import Worker
     devices = tuple(d.strip() for d in device.split(",") if d.strip())
     if not devices or any(d not in ("cpu", "cuda") for d in devices):
@@ -312,18 +316,23 @@ def worker(device: str = typer.Option("cpu", help="cpu, cuda, or both as cuda,cp
         if mode != "bwrap":
             err.print("[yellow]warning: grading without bubblewrap isolation (--allow-unsandboxed)[/]")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    hub = notify.Hub()
     w = Worker(settings.db_url, threads=concurrency, devices=devices, lease_s=settings.lease_seconds,
-               max_attempts=settings.max_attempts, grade=grade, poll_s=poll,
+               max_attempts=settings.max_attempts, grade=grade, hub=hub,
+               poll_s=poll if poll is not None else notify.poll_seconds(settings.db_url, same_process=False),
                name=name or f"{socket.gethostname()}:worker:{os.getpid()}")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     w.start()
+    listener = notify.listen(settings.db_url, hub, (notify.JOBS, notify.CANCEL))
     err.print(f"worker {w.name}: {concurrency} x {'/'.join(devices)}, lease {settings.lease_seconds:g} s, "
               f"database {settings.db_url.split('@')[-1]}", highlight=False)
     while not stop.wait(1.0):
         pass
     err.print("stopping: gradings in flight finish or their leases expire and another worker takes them")
+    if listener is not None:
+        listener.stop()
     w.stop(timeout=30)
 
 
@@ -376,13 +385,15 @@ def submit(slug: str, file: Path,
               highlight=False)
     if not wait:
         raise typer.Exit(0)
-    while payload.get("state") != "done":
+    while payload.get("state") in ("queued", "running"):
         if time.monotonic() > deadline:
             die(f"no verdict after {timeout:g} s; it is still {payload.get('state')} on the server", 4)
         time.sleep(1.0)
         status, payload, _ = _http("GET", f"{base}/api/submissions/{sub_id}", token)
         if status != 200:
             die(f"the server answered {status}: {payload.get('detail', payload)}")
+    if payload.get("verdict") is None:   # cancelled (in the browser, or by another client)
+        die(f"submission #{sub_id} ended without a verdict: {payload.get('state')}", 4)
     v = Verdict.model_validate(payload["verdict"])
     if as_json:
         print(v.model_dump_json(indent=2))

@@ -25,6 +25,7 @@ from sqlmodel import Session, select
 
 from .cohort_models import Assignment, CohortPolicy, Unlock
 from .models import GRADED, Cohort, JobState, Membership, Role, Submission, SubmissionKind, User, utcnow
+from .notify import JOBS, SUBMISSION, pg_notify
 from .services import BadRequest, Locked, NotFound, ServiceError, get_exercise
 
 RATE_WINDOW_S = 3600
@@ -252,6 +253,9 @@ def rejudge(s: Session, sub_id: int) -> bool:
                  .values(state=JobState.QUEUED.value, worker=None, lease_expires_at=None, attempt=0,
                          status=None, score=None, passed=False, cases_json=None, verdict_json=None,
                          started_at=None, finished_at=None))
+    if res.rowcount == 1:
+        pg_notify(s, JOBS, sub_id)
+        pg_notify(s, SUBMISSION, sub_id)
     s.commit()
     return res.rowcount == 1
 
@@ -303,6 +307,8 @@ def matrix(s: Session, cohort: Cohort) -> Matrix:
                              Submission.passed, Submission.score, Submission.created_at, Submission.cases_json)
                       .where(Submission.user_id.in_(ids), Submission.slug.in_(slugs), GRADED)).all()
         for uid, slug, kind, state, passed, score, created, cases_json in subs:
+            if state == JobState.CANCELLED.value:
+                continue   # no verdict: not an attempt
             c = cells[(uid, slug)]
             created = _aware(created)
             c.last = max(c.last, created) if c.last else created

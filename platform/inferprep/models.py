@@ -2,7 +2,8 @@
 
 Local mode has one implicit user (``LOCAL_USER_ID``); cohort mode (accounts, roles, API tokens)
 fills the same tables. A ``Submission`` row is both the record of an attempt and the job of the
-grading queue (``queue.py``): ``state`` is queued -> running -> done, ``worker``, ``attempt`` and
+grading queue (``queue.py``): ``state`` is queued -> running -> done (or cancelled by its owner
+while queued or running: no verdict, and it counts as no attempt), ``worker``, ``attempt`` and
 ``lease_expires_at`` belong to the queue, ``verdict_json`` / ``status`` / ``score`` to the result.
 A scratch run is a job of kind ``scratch`` and no attempt: every listing, count of progress and
 instructor's view takes ``GRADED`` rows only.
@@ -40,6 +41,7 @@ class JobState(str, Enum):
     QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
+    CANCELLED = "cancelled"   # by its owner before it finished: no verdict, counts as no attempt
 
 
 class User(SQLModel, table=True):

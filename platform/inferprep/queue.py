@@ -5,6 +5,13 @@ Life of a job: ``enqueue`` (the row is committed as ``queued`` before anyone is 
 (renews the lease while grading) -> ``finish`` (``done`` with the verdict). Every write after the
 claim is conditional on ``worker`` and ``state``, so a worker whose lease was taken away cannot
 overwrite the result of the worker that took over: each job is graded and recorded once.
+``cancel`` ends a queued or running job as ``cancelled`` (its owner asked); the worker grading it
+then loses every conditional write, and a job that had finished first keeps its verdict.
+
+Every change is announced (``notify``): on PostgreSQL by ``pg_notify`` inside the transaction
+that makes it (``JOBS`` on a new job, ``SUBMISSION`` on any change of a job, ``CANCEL``), so
+workers and event streams in other processes wake at its commit; in one process the callers
+publish the same on their ``notify.Hub``.
 
 ``requeue_expired`` returns jobs whose lease ran out (a worker died) to the queue, or ends them
 as an internal error (retryable by the user) after ``max_attempts`` claims. ``fail_orphans``
@@ -31,10 +38,13 @@ from sqlalchemy import update
 from sqlmodel import Session, select
 
 from .models import JobState, Submission, utcnow
+from .notify import CANCEL, JOBS, SUBMISSION, pg_notify
 from .verdict import ScratchResult, Status, Verdict
 
-__all__ = ["enqueue", "take_gate", "claim", "heartbeat", "record_progress", "finish", "requeue_expired",
-           "fail_orphans", "internal_error_verdict"]
+__all__ = ["enqueue", "take_gate", "claim", "heartbeat", "record_progress", "finish", "cancel", "requeue_expired",
+           "fail_orphans", "internal_error_verdict", "UNFINISHED"]
+
+UNFINISHED = (JobState.QUEUED.value, JobState.RUNNING.value)
 
 GATE = "submissions"
 AdmitFn = Callable[[Session, Submission], None]   # raises (e.g. cohorts.TooManyRequests) to refuse
@@ -97,6 +107,8 @@ def enqueue(s: Session, sub: Submission, *, admit: AdmitFn | None = None) -> Sub
                 s.rollback()
             raise
     s.add(sub)
+    s.flush()
+    pg_notify(s, JOBS, sub.id)
     s.commit()
     s.refresh(sub)
     return sub
@@ -126,6 +138,8 @@ def claim(s: Session, worker: str, *, lease_s: float, devices: tuple[str, ...] =
         res = s.exec(update(Submission)
                      .where(Submission.id == job_id, Submission.state == JobState.QUEUED.value)
                      .values(**values))
+        if res.rowcount == 1:
+            pg_notify(s, SUBMISSION, job_id)
         s.commit()
         if res.rowcount == 1:
             sub = s.get(Submission, job_id, populate_existing=True)
@@ -146,8 +160,11 @@ def heartbeat(s: Session, job_id: int, worker: str, *, lease_s: float) -> bool:
 
 
 def record_progress(s: Session, job_id: int, worker: str, cases: list[dict]) -> bool:
-    """Store the cases finished so far (the live view polls them)."""
+    """Store the cases finished so far (the live view shows them); False if the job is no longer
+    this worker's (its lease was taken over, or its owner cancelled it): stop grading it."""
     res = s.exec(update(Submission).where(*_owned(job_id, worker)).values(cases_json=json.dumps(cases)))
+    if res.rowcount == 1:
+        pg_notify(s, SUBMISSION, job_id)
     s.commit()
     return res.rowcount == 1
 
@@ -167,6 +184,22 @@ def finish(s: Session, job_id: int, worker: str, verdict: Verdict | ScratchResul
     """Record the verdict (a scratch job's ``ScratchResult``); False (and nothing written) if the
     job is no longer this worker's."""
     res = s.exec(update(Submission).where(*_owned(job_id, worker)).values(**_result_values(verdict)))
+    if res.rowcount == 1:
+        pg_notify(s, SUBMISSION, job_id)
+    s.commit()
+    return res.rowcount == 1
+
+
+def cancel(s: Session, job_id: int) -> bool:
+    """End a queued or running job as ``cancelled`` (no verdict; it counts as no attempt) and
+    commit. Returns False, writing nothing, when the job had already ended: a job that finished
+    before the cancel keeps its verdict. The worker grading it learns of it from ``CANCEL`` (or,
+    at the latest, from its next progress write failing) and kills the child."""
+    res = s.exec(update(Submission).where(Submission.id == job_id, Submission.state.in_(UNFINISHED))
+                 .values(state=JobState.CANCELLED.value, finished_at=utcnow(), lease_expires_at=None))
+    if res.rowcount == 1:
+        pg_notify(s, CANCEL, job_id)
+        pg_notify(s, SUBMISSION, job_id)
     s.commit()
     return res.rowcount == 1
 
@@ -180,6 +213,7 @@ def _end_as_internal_error(s: Session, sub: Submission, message: str) -> None:
     s.exec(update(Submission).where(Submission.id == sub.id, Submission.state == JobState.RUNNING.value,
                                     Submission.worker == sub.worker)
            .values(**_result_values(internal_error_verdict(sub, message))))
+    pg_notify(s, SUBMISSION, sub.id)
 
 
 def requeue_expired(s: Session, *, max_attempts: int, now: datetime | None = None) -> tuple[int, int]:
@@ -197,6 +231,9 @@ def requeue_expired(s: Session, *, max_attempts: int, now: datetime | None = Non
                          .values(state=JobState.QUEUED.value, worker=None, lease_expires_at=None,
                                  cases_json=None))
             requeued += res.rowcount
+            if res.rowcount:
+                pg_notify(s, JOBS, sub.id)
+                pg_notify(s, SUBMISSION, sub.id)
         else:
             _end_as_internal_error(s, sub, f"grading stopped {sub.attempt} times without a result "
                                            "(a worker crashed or was killed); retry")

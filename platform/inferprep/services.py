@@ -18,8 +18,10 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
-from sqlalchemy import func
+from sqlalchemy import and_, func
+from sqlalchemy.orm import defer
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -86,10 +88,17 @@ def get_exercise(slug: str) -> catalog.Exercise:
         raise NotFound(str(e)) from None
 
 
+def counts_as_attempt():
+    """The condition on ``Submission`` rows that count in statistics: gradings (``GRADED``: no
+    scratch runs) that were not cancelled (a cancelled grading has no verdict; it still counted
+    against the cohort's hourly limit)."""
+    return and_(GRADED, Submission.state != JobState.CANCELLED.value)
+
+
 def status_map(s: Session, user_id: int) -> dict[str, str]:
     """slug -> "solved" (a passing hidden submission) | "attempted" (any grading); others absent."""
     rows = s.exec(select(Submission.slug, Submission.kind, Submission.passed)
-                  .where(Submission.user_id == user_id, GRADED)).all()
+                  .where(Submission.user_id == user_id, counts_as_attempt())).all()
     out: dict[str, str] = {}
     for slug, kind, passed in rows:
         if kind == SubmissionKind.SUBMIT.value and passed:
@@ -114,7 +123,8 @@ def exercise_rows(s: Session, user_id: int, *, track: str = "", collection: str 
                   kind: str = "", status: str = "", q: str = "") -> list[ExerciseRow]:
     """The catalog with the user's status, filtered; ``q`` matches title, slug, tags and summary."""
     st = status_map(s, user_id)
-    attempts = dict(s.exec(select(Submission.slug, func.count()).where(Submission.user_id == user_id, GRADED)
+    attempts = dict(s.exec(select(Submission.slug, func.count())
+                           .where(Submission.user_id == user_id, counts_as_attempt())
                            .group_by(Submission.slug)).all())
     needle = q.strip().lower()
     rows = []
@@ -272,8 +282,22 @@ def get_submission(s: Session, user_id: int, sub_id: int) -> Submission:
     return sub
 
 
-def list_submissions(s: Session, user_id: int, slug: str | None = None, limit: int = 200) -> list[Submission]:
+def cancel_submission(s: Session, user_id: int, sub_id: int) -> tuple[Submission, bool]:
+    """Cancel the user's queued or running submission: (the submission as it now is, whether this
+    call cancelled it). One that had already ended is left as it was, verdict and all; another
+    user's raises ``NotFound``. The caller tells the worker (``notify.CANCEL``)."""
+    get_submission(s, user_id, sub_id)
+    cancelled = queue.cancel(s, sub_id)
+    return get_submission(s, user_id, sub_id), cancelled
+
+
+def list_submissions(s: Session, user_id: int, slug: str | None = None, limit: int = 200, *,
+                     summary: bool = False) -> list[Submission]:
+    """The user's submissions, newest first. ``summary``: without loading their code, verdict and
+    cases (a history table needs none of them; they load on first access if one is read)."""
     q = select(Submission).where(Submission.user_id == user_id, GRADED)
+    if summary:
+        q = q.options(defer(Submission.code), defer(Submission.verdict_json), defer(Submission.cases_json))
     if slug:
         q = q.where(Submission.slug == slug)
     return list(s.exec(q.order_by(Submission.id.desc()).limit(limit)).all())
@@ -285,6 +309,16 @@ def verdict_of(sub: Submission) -> Verdict | None:
 
 def live_cases(sub: Submission) -> list[CaseResult]:
     return [CaseResult.model_validate(c) for c in json.loads(sub.cases_json)] if sub.cases_json else []
+
+
+def elapsed_seconds(sub: Submission, now: datetime | None = None) -> float:
+    """Seconds a job has been grading (since ``started_at``) or, while queued, waiting (since
+    ``created_at``); 0 once it has ended. The page counts on from this figure."""
+    if sub.state not in queue.UNFINISHED:
+        return 0.0
+    since = sub.started_at if sub.state == JobState.RUNNING.value and sub.started_at else sub.created_at
+    since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)   # SQLite returns naive UTC
+    return max(0.0, ((now or utcnow()) - since).total_seconds())
 
 
 def queue_position(s: Session, sub: Submission) -> int:
@@ -387,7 +421,8 @@ def progress(s: Session, user_id: int) -> Progress:
             per_track[r.ex.meta.track] += 1
     next_up = next_up[:5]
     subs = s.exec(select(Submission.created_at, Submission.slug, Submission.kind, Submission.passed)
-                  .where(Submission.user_id == user_id, GRADED).order_by(Submission.created_at)).all()
+                  .where(Submission.user_id == user_id, counts_as_attempt())
+                  .order_by(Submission.created_at)).all()
     per_day: Counter = Counter()
     first_pass: dict[str, str] = {}
     for created, slug, kind, passed in subs:

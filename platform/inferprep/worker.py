@@ -13,6 +13,15 @@ Each grading gets a fresh salt (``secrets.randbits(63)``, the grading's secret f
 grader derives its hidden data), stored on the submission row with the claim, before grading,
 and passed to the grade function: ``inferprep admin replay`` re-runs the same hidden cases. A
 grade function without a ``salt`` parameter (an old test fake) is called without one.
+
+Wake-ups (``notify``): the worker sleeps until its hub announces a job (``JOBS``: in-process from
+the web's enqueue, or relayed from PostgreSQL's NOTIFY by a ``notify.PgListener``), with a slow
+safety poll (``poll_s``) for a lost notification and for expired leases. Each grading gets a
+``cancel`` event, set when its owner cancels the job (``CANCEL``), when a progress write finds
+the job no longer this worker's, or when a heartbeat does; the judge then kills the child and
+stops at once (a grade function without a ``cancel`` parameter runs to its end, and its result
+is dropped like any result of a job that is no longer this worker's). Every change of a job is
+published on the hub (``SUBMISSION``), which wakes the event streams of the same process.
 """
 
 from __future__ import annotations
@@ -25,21 +34,24 @@ import socket
 import threading
 from collections.abc import Callable
 
-from . import catalog, queue
+from sqlmodel import select
+
+from . import catalog, notify, queue
 from .db import session_scope
-from .models import Submission, SubmissionKind
+from .models import JobState, Submission, SubmissionKind
 from .verdict import CaseResult, ScratchResult, Status, Verdict
 
 log = logging.getLogger("inferprep.worker")
 
-GradeFn = Callable[..., Verdict]  # grade(exercise, code, *, device, public, progress, salt) -> Verdict
+GradeFn = Callable[..., Verdict]  # grade(exercise, code, *, device, public, progress, salt, cancel) -> Verdict
 ScratchFn = Callable[..., ScratchResult]  # scratch(exercise, code, snippet, *, device) -> ScratchResult
 
 
 def default_grade(exercise: catalog.Exercise, code: str, *, device: str, public: bool,
-                  progress: Callable[[CaseResult], None], salt: int | None = None) -> Verdict:
+                  progress: Callable[[CaseResult], None], salt: int | None = None,
+                  cancel: threading.Event | None = None) -> Verdict:
     from .runner import judge
-    return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt)
+    return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt, cancel=cancel)
 
 
 def default_scratch(exercise: catalog.Exercise, code: str, snippet: str, *, device: str) -> ScratchResult:
@@ -52,13 +64,19 @@ def new_salt() -> int:
     return secrets.randbits(63)
 
 
-def takes_salt(fn: GradeFn) -> bool:
-    """Whether ``fn`` accepts ``salt=`` (a parameter of that name, or ``**kwargs``)."""
+def takes(fn: GradeFn, name: str, *, via_kwargs: bool = True) -> bool:
+    """Whether ``fn`` accepts the keyword ``name``: a parameter of that name, or (``via_kwargs``)
+    ``**kwargs``."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return True
-    return any(p.name == "salt" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    return any(p.name == name or (via_kwargs and p.kind is inspect.Parameter.VAR_KEYWORD) for p in params)
+
+
+def takes_salt(fn: GradeFn) -> bool:
+    """Whether ``fn`` accepts ``salt=`` (a parameter of that name, or ``**kwargs``)."""
+    return takes(fn, "salt")
 
 
 def embedded_prefix() -> str:
@@ -85,26 +103,36 @@ def embedded_worker_alive(worker: str) -> bool:
 
 
 class Worker:
-    """``threads`` grading threads over the queue at ``db_url``; ``wake()`` after an enqueue."""
+    """``threads`` grading threads over the queue at ``db_url``; ``wake()`` after an enqueue.
+
+    ``hub`` carries the wake-ups (a private one if None); ``poll_s`` is the safety poll, in
+    seconds, of a thread that found the queue empty."""
 
     def __init__(self, db_url: str, *, threads: int = 2, name: str | None = None,
                  devices: tuple[str, ...] = ("cpu",), lease_s: float = 120.0, max_attempts: int = 2,
-                 grade: GradeFn | None = None, scratch: ScratchFn | None = None, poll_s: float = 2.0):
+                 grade: GradeFn | None = None, scratch: ScratchFn | None = None,
+                 poll_s: float = notify.SAFETY_POLL_S, hub: notify.Hub | None = None):
         self.db_url, self.threads, self.devices = db_url, threads, devices
         self.name = name or f"{embedded_prefix()}{os.getpid()}"
         self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
         self.grade = grade or default_grade
         self.scratch = scratch or default_scratch
         self._salted = takes_salt(self.grade)
+        # only a parameter named ``cancel`` counts: a wrapper's **kwargs may well forward to a
+        # grade function that has none (a test's fake)
+        self._cancellable = takes(self.grade, "cancel", via_kwargs=False)
+        self.hub = hub or notify.Hub()
         self._wake = threading.Condition()
         self._pending = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._inflight: dict[int, str] = {}   # job id -> worker id, for the heartbeat
+        self._inflight: dict[int, tuple[str, threading.Event]] = {}   # job id -> (worker id, cancel)
         self._inflight_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
+        self.hub.on(notify.JOBS, self._on_job)
+        self.hub.on(notify.CANCEL, self._on_cancel)
         for i in range(self.threads):
             t = threading.Thread(target=self._loop, args=(f"{self.name}:{i}",), daemon=True,
                                  name=f"inferprep-grader-{i}")
@@ -115,6 +143,8 @@ class Worker:
         self._threads.append(hb)
 
     def stop(self, timeout: float = 5.0) -> None:
+        self.hub.off(notify.JOBS, self._on_job)
+        self.hub.off(notify.CANCEL, self._on_cancel)
         self._stop.set()
         self.wake()
         for t in self._threads:
@@ -124,6 +154,32 @@ class Worker:
         with self._wake:
             self._pending += 1
             self._wake.notify_all()
+
+    def _on_job(self, _key: str | None) -> None:
+        self.wake()
+
+    def cancel(self, job_id: int) -> bool:
+        """Stop grading ``job_id`` if this worker grades it (the judge kills the child); True if it did."""
+        with self._inflight_lock:
+            entry = self._inflight.get(job_id)
+        if entry is not None:
+            entry[1].set()
+        return entry is not None
+
+    def _on_cancel(self, key: str | None) -> None:
+        if key is not None:
+            if key.isdigit():
+                self.cancel(int(key))
+            return
+        # a reconnected listener: any of ours may have been cancelled meanwhile
+        with self._inflight_lock:
+            ids = list(self._inflight)
+        if ids:
+            with session_scope(self.db_url) as s:
+                gone = s.exec(select(Submission.id).where(Submission.id.in_(ids),
+                                                          Submission.state == JobState.CANCELLED.value)).all()
+            for job_id in gone:
+                self.cancel(job_id)
 
     # -- the loop --------------------------------------------------------------------------------
     def _wait(self) -> None:
@@ -149,33 +205,40 @@ class Worker:
             sub = queue.claim(s, worker_id, lease_s=self.lease_s, devices=self.devices, salt=new_salt())
         if sub is None:
             return False
+        self.hub.publish(notify.SUBMISSION, sub.id)
+        cancel = threading.Event()
         with self._inflight_lock:
-            self._inflight[sub.id] = worker_id
+            self._inflight[sub.id] = (worker_id, cancel)
         try:
-            verdict = self._scratch(sub) if sub.kind == SubmissionKind.SCRATCH.value else self._grade(sub, worker_id)
+            verdict = self._scratch(sub) if sub.kind == SubmissionKind.SCRATCH.value else self._grade(sub, worker_id, cancel)
             with session_scope(self.db_url) as s:
                 if not queue.finish(s, sub.id, worker_id, verdict):
-                    log.warning("job %s: lease lost before finishing; result dropped", sub.id)
+                    log.info("job %s: cancelled or its lease lost before finishing; result dropped", sub.id)
+            self.hub.publish(notify.SUBMISSION, sub.id)
         finally:
             with self._inflight_lock:
                 self._inflight.pop(sub.id, None)
         return True
 
-    def _grade(self, sub: Submission, worker_id: str) -> Verdict:
+    def _grade(self, sub: Submission, worker_id: str, cancel: threading.Event) -> Verdict:
         cases: list[dict] = []
 
         def progress(c: CaseResult) -> None:
             cases.append(c.model_dump(mode="json"))
             try:
                 with session_scope(self.db_url) as s:
-                    queue.record_progress(s, sub.id, worker_id, cases)
+                    if not queue.record_progress(s, sub.id, worker_id, cases):
+                        cancel.set()    # cancelled, or the lease went to another worker: stop
+                self.hub.publish(notify.SUBMISSION, sub.id)
             except Exception:  # noqa: BLE001 - live progress is a nicety
                 log.exception("job %s: could not record progress", sub.id)
 
         try:
             ex = catalog.get(sub.slug)
-            salt = {"salt": sub.salt} if self._salted else {}
-            return self.grade(ex, sub.code, device=sub.device, public=sub.kind == "run", progress=progress, **salt)
+            extra = {"salt": sub.salt} if self._salted else {}
+            if self._cancellable:
+                extra["cancel"] = cancel
+            return self.grade(ex, sub.code, device=sub.device, public=sub.kind == "run", progress=progress, **extra)
         except Exception as e:  # noqa: BLE001 - the platform failed, not the user
             log.exception("job %s: grading raised", sub.id)
             return queue.internal_error_verdict(sub, f"the grading worker failed: {type(e).__name__}: {e}; retry")
@@ -192,9 +255,10 @@ class Worker:
         while not self._stop.wait(max(0.5, self.lease_s / 3)):
             with self._inflight_lock:
                 jobs = dict(self._inflight)
-            for job_id, worker_id in jobs.items():
+            for job_id, (worker_id, cancel) in jobs.items():
                 try:
                     with session_scope(self.db_url) as s:
-                        queue.heartbeat(s, job_id, worker_id, lease_s=self.lease_s)
+                        if not queue.heartbeat(s, job_id, worker_id, lease_s=self.lease_s):
+                            cancel.set()    # no longer ours (cancelled, or the lease expired)
                 except Exception:  # noqa: BLE001
                     log.exception("job %s: heartbeat failed", job_id)

@@ -126,7 +126,8 @@ def test_live_progress_while_running(client, judge):
                 break
             time.sleep(0.05)
         frag = client.get(f"/submissions/{sid}/verdict").text
-        assert "Grading on cpu" in frag and 'hx-trigger="load delay:1s"' in frag
+        assert "Grading on cpu" in frag and f'sse-connect="/submissions/{sid}/events"' in frag   # pushed, not polled
+        assert "hx-trigger" not in frag and 'class="elapsed"' in frag and 'data-testid="cancel"' in frag
     finally:
         judge.release.set()
     assert wait_done(client, sid)["passed"]

@@ -120,10 +120,11 @@ def test_submit_from_the_page_live_verdict_history_and_unlock(client, judge):
     r = client.post("/exercises/sampling-order/submissions", data={"code": "# PASS\n", "kind": "submit"}, headers=HX)
     assert r.status_code == 200
     sub_id = int(re.search(r'id="verdict-(\d+)"', r.text).group(1))
-    assert 'hx-get="/submissions/%d/verdict"' % sub_id in r.text     # it polls itself while grading
+    assert 'sse-connect="/submissions/%d/events"' % sub_id in r.text    # it follows its event stream
+    assert "hx-trigger" not in r.text                                  # and never polls
     wait_done(client, sub_id)
     frag = client.get(f"/submissions/{sub_id}/verdict").text
-    assert 'data-state="done"' in frag and "hx-get" not in frag.split(">")[0]
+    assert 'data-state="done"' in frag and "sse-connect" not in frag
     assert "Passed" in frag and "tie-case" in frag and "hello from stdout" in frag and " ms" in frag
     assert 'hx-swap-oob="true"' in frag                                # the history refreshes too
     page = client.get("/exercises/sampling-order").text

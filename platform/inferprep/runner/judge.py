@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import platform as _platform
 import secrets
+import threading
 import time
 import traceback
 from typing import Callable
@@ -61,7 +62,7 @@ error. These retries are the platform's: they count against no limit of the stud
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
           launcher=None, fail_fast: bool | str = False, salt: int | None = None,
-          recorder: WireRecorder | None = None) -> Verdict:
+          recorder: WireRecorder | None = None, cancel: threading.Event | None = None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -71,6 +72,9 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     same hidden cases. Callers that keep a record (the web worker) store it server-side; it is
     never part of the verdict the student sees. ``recorder`` records what the grader sends to the
     child (``check-exercise``: a grader's cases must not depend on the submission's text).
+    ``cancel``, once set (its owner cancelled the job), stops the grading: the child is killed
+    within ``process.CANCEL_CHECK_S`` if a call is running, and no further case starts; the
+    verdict then covers the cases finished so far, and the caller discards it.
 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
@@ -85,6 +89,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         if progress is not None and seen > shown:
             shown += 1
             progress(case)
+        if cancel is not None and cancel.is_set():
+            raise StopGrading(case.name)   # a BaseException: no grader can swallow it
 
     for attempt in range(PLATFORM_RETRIES + 1):
         seen = 0
@@ -92,8 +98,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
             recorder.reset()  # a retried attempt records afresh
         verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,
                                        progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt,
-                                       recorder=recorder)
-        if failure is None:
+                                       recorder=recorder, cancel=cancel)
+        if failure is None or (cancel is not None and cancel.is_set()):
             break
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
                     attempt + 1, PLATFORM_RETRIES + 1)
@@ -123,7 +129,7 @@ def load_submission(proc: SubmissionProcess) -> tuple[Status | None, str]:
 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
                 progress, launcher, fail_fast: bool | str, salt: int,
-                recorder: WireRecorder | None) -> tuple[Verdict, str | None]:
+                recorder: WireRecorder | None, cancel: threading.Event | None = None) -> tuple[Verdict, str | None]:
     """One attempt: (the verdict, why the platform failed it or None)."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
@@ -149,7 +155,7 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
         proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
                                  memory_mib=meta.limits.memory_mib, device=device, mode=mode,
                                  output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher, recorder=recorder,
-                                 forbidden=meta.forbidden)
+                                 forbidden=meta.forbidden, cancel=cancel)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
         msg = f"cannot start the sandbox: {e}"
@@ -175,6 +181,8 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
                 log.error("grader %s failed outside a case:\n%s", exercise.slug, traceback.format_exc())
                 run_status, message = Status.INTERNAL_ERROR, f"the grader failed (not your fault): {type(e).__name__}: {e}"
             cases = g.results
+            if cancel is not None and cancel.is_set() and run_status is None and proc.dead is None:
+                message = f"the grading was cancelled after {len(cases)} case(s)"
             if g.internal:
                 log.error("grader %s failed in a case:\n%s", exercise.slug, g.internal)
             if proc.dead is not None and run_status is None and (g.died_in != INPUT_CHECKS or proc.platform_failure):

@@ -127,6 +127,10 @@ class CallRecord:
     error: str | None = None
 
 
+CANCEL_CHECK_S = 0.25
+"""How often, in seconds, a wait for the child checks its CPU time and the grading's cancel event."""
+
+
 @dataclass
 class Budget:
     max_calls: int = 200_000
@@ -137,8 +141,10 @@ class SubmissionProcess:
     def __init__(self, code: str, entrypoints: list[str], *, time_s: float, memory_mib: int,
                  device: str = "cpu", mode: str | None = None, output_bytes: int = 8 << 20,
                  nproc: int = 64, budget: Budget | None = None, launcher=None, forbidden: list[str] = (),
-                 recorder: WireRecorder | None = None):
+                 recorder: WireRecorder | None = None, cancel: threading.Event | None = None):
         self.code = code
+        self.cancel = cancel
+        """Set by the grading's owner (a Cancel): the child is killed within ``CANCEL_CHECK_S``."""
         self.recorder = recorder
         """Records what the grader sends (calls, hosted objects' answers) when set (check-exercise)."""
         self.entrypoints = entrypoints
@@ -303,9 +309,11 @@ class SubmissionProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise socket.timeout()
-            r, _, _ = select.select([self.child.sock], [], [], min(0.25, left))
+            r, _, _ = select.select([self.child.sock], [], [], min(CANCEL_CHECK_S, left))
             if r:
                 return
+            if self.cancel is not None and self.cancel.is_set():
+                raise self._fail(Status.RUNTIME_ERROR, "the grading was cancelled")
             if uid is not None and sandbox.uid_cpu_seconds(uid) > self.tree_cpu_s:
                 raise self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded "
                                  "(counting every process the submission started)")

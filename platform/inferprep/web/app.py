@@ -1,8 +1,10 @@
 """The FastAPI application: ``create_app(settings)``.
 
 On start (lifespan): apply the migrations, create the local user, sync the catalog, end as
-internal errors the jobs a previous embedded worker left running, and start the embedded
-grading worker. ``grade`` replaces the judge and ``scratch`` the scratch runner (tests inject fakes).
+internal errors the jobs a previous embedded worker left running, start the embedded grading
+worker and, on PostgreSQL, a ``notify.PgListener`` that relays other processes' notifications
+(jobs queued, progress, verdicts, cancels) into ``app.state.hub``, the process's wake-ups.
+``grade`` replaces the judge and ``scratch`` the scratch runner (tests inject fakes).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import db, queue
+from .. import db, notify, queue
 from ..services import ServiceError
 from ..settings import Settings, get_settings
 from ..worker import GradeFn, ScratchFn, Worker, embedded_prefix, embedded_worker_alive
@@ -26,7 +28,7 @@ from .api import exercises as api_exercises
 from .api import progress as api_progress
 from .api import scratch as api_scratch
 from .api import submissions as api_submissions
-from .pages import dashboard, exercises, progress, submissions
+from .pages import dashboard, events, exercises, progress, submissions
 from .templating import templates
 
 log = logging.getLogger("inferprep.web")
@@ -51,13 +53,16 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
             log.warning("%d submission(s) were being graded when the server last stopped; marked retryable", n)
         worker = Worker(settings.db_url, threads=settings.grading_threads, devices=app.state.devices,
                         lease_s=settings.lease_seconds, max_attempts=settings.max_attempts, grade=grade,
-                        scratch=scratch)
+                        scratch=scratch, hub=app.state.hub)
         app.state.worker = worker
         if settings.grading_threads:
             worker.start()
+        listener = notify.listen(settings.db_url, app.state.hub)
         try:
             yield
         finally:
+            if listener is not None:
+                listener.stop()
             worker.stop()
 
     app = FastAPI(title="inferprep", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
@@ -66,6 +71,10 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     app.state.settings = settings
     app.state.devices = devices or available_devices()
     app.state.worker = None
+    app.state.hub = notify.Hub()
+    # event streams re-read at least this often (a lost notification; a worker over SQLite in
+    # another process, which no notification reaches, when this process grades nothing itself)
+    app.state.stream_poll_s = notify.poll_seconds(settings.db_url, same_process=settings.grading_threads > 0)
     app.state.cohort_mode = False
     if settings.cohort_mode:   # accounts, roles, CSRF, instructors (issue 5)
         from .cohort_mode import install
@@ -107,7 +116,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router):
         app.include_router(r, prefix="/api")
-    for r in (dashboard.router, exercises.router, submissions.router, progress.router):
+    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router):
         app.include_router(r)
 
     @app.get("/docs", include_in_schema=False)

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlmodel import Session
 
-from .. import catalog, queue, services
+from .. import catalog, notify, queue, services
 from ..db import session_scope
 from ..models import LOCAL_USER_ID
 from ..settings import Settings
@@ -36,6 +36,14 @@ def admission() -> queue.AdmitFn | None:
     """What a new grading (a submission or a retry) must pass: nothing in local mode; cohort mode
     replaces this with the queue limit and the cohort's hourly rate (``cohorts.admit``)."""
     return None
+
+
+def announce_cancel(request: Request, sub_id: int) -> None:
+    """Tell this process's worker (it kills the grading's child) and event streams that ``sub_id``
+    was cancelled; other processes hear it from PostgreSQL (``queue.cancel`` notifies)."""
+    hub: notify.Hub = request.app.state.hub
+    hub.publish(notify.CANCEL, sub_id)
+    hub.publish(notify.SUBMISSION, sub_id)
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

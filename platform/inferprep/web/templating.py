@@ -11,7 +11,7 @@ from ..verdict import STATUS_LABELS, Status
 from . import render
 
 VENDOR = {"codemirror": "vendor/codemirror-5.65.18", "katex": "vendor/katex-0.16.22",
-          "htmx": "vendor/htmx-org-2.0.4"}
+          "htmx": "vendor/htmx-org-2.0.4", "htmx_sse": "vendor/htmx-ext-sse-2.2.4"}
 
 
 def _label(status: str | None) -> str:

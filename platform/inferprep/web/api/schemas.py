@@ -55,7 +55,7 @@ class SubmissionPublic(BaseModel):
     slug: str
     kind: str
     source: str
-    state: str = Field(description="queued | running | done")
+    state: str = Field(description="queued | running | done | cancelled (no verdict; counts as no attempt)")
     status: str | None = Field(description="the verdict's status once done")
     score: float | None
     passed: bool
@@ -63,6 +63,7 @@ class SubmissionPublic(BaseModel):
     attempt: int
     queue_position: int
     created_at: datetime
+    started_at: datetime | None = Field(None, description="when a worker began grading it (UTC)")
     finished_at: datetime | None
     cases: list[CaseResult] = Field(description="finished cases (live while running)")
     verdict: Verdict | None
@@ -73,7 +74,8 @@ class SubmissionPublic(BaseModel):
         v = services.verdict_of(sub)
         return cls(id=sub.id, slug=sub.slug, kind=sub.kind, source=sub.source, state=sub.state, status=sub.status,
                    score=sub.score, passed=sub.passed, device=sub.device, attempt=sub.attempt,
-                   queue_position=position, created_at=sub.created_at, finished_at=sub.finished_at,
+                   queue_position=position, created_at=sub.created_at, started_at=sub.started_at,
+                   finished_at=sub.finished_at,
                    cases=v.cases if v else services.live_cases(sub), verdict=v,
                    code=sub.code if with_code else None)
 
