@@ -28,7 +28,7 @@ if not Path(CHROMIUM).is_file() and not shutil.which("chromium"):
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 SLUG = "sampling-order"
-NEW_DONE = """([old, state]) => { const v = document.querySelector('#verdict .verdict');
+NEW_DONE = """([old, state, panel]) => { const v = document.querySelector((panel || '#verdict') + ' .verdict');
                                   return v && !old.includes(v.id) && v.dataset.state === state; }"""
 
 
@@ -71,15 +71,16 @@ def test_verdict_pushed_without_polling_elapsed_counter_and_cancel(site):
         pg.goto(f"/exercises/{SLUG}")
         pg.wait_for_function("window.inferprepEditor !== undefined")
 
-        # Run examples: the verdict arrives over the stream; nothing asks for it again and again
+        # Run examples (the drawer's Examples tab): the verdict arrives over the stream; nothing asks
+        # for it again and again
         pg.evaluate("window.inferprepEditor.setValue('# quick\\n')")
         before = verdict_ids(pg)
         pg.get_by_role("button", name="Run examples").click()
-        pg.wait_for_function(NEW_DONE, arg=[before, "done"])
-        assert pg.locator("#verdict .verdict").get_attribute("data-status") == "passed"
-        assert pg.locator("#verdict .cases tbody tr").count() == 3
+        pg.wait_for_function(NEW_DONE, arg=[before, "done", "#examples"])
+        assert pg.locator("#examples .verdict").get_attribute("data-status") == "passed"
+        assert pg.locator("#examples .cases tbody tr").count() == 3
         pg.wait_for_timeout(1500)    # longer than the stream's retry (1 s): a stream left open would reconnect
-        sid = pg.locator("#verdict .verdict").get_attribute("id").removeprefix("verdict-")
+        sid = pg.locator("#examples .verdict").get_attribute("id").removeprefix("verdict-")
         assert [u for u in requests if u.endswith(f"/submissions/{sid}/events")] == [f"{site}/submissions/{sid}/events"]
         assert not [u for u in requests if "/verdict" in u], "the page polled the verdict fragment"
 
