@@ -5,8 +5,11 @@ The grader lays out every tensor a kernel touches. Each one lives in a flat buff
 last dimension), so its row stride is larger than its row. Every byte of the guard bands and
 gaps, and every element of an output before the kernel runs, is ``0xFF``: a NaN in every
 floating dtype (so an unmasked load past a row poisons the result) and ``-1`` in the integer
-ones. After the launch the grader's side checks, bit for bit, that the kernel left every guard
-band and gap untouched (a store without its mask shows there) and every input unchanged.
+ones. Output buffers are filled with ``0xFE`` instead (bytes no arithmetic produces: a NaN loaded
+from an input's band and stored keeps the input's bit pattern, which must not pass for an
+untouched output band). After the launch the grader's side checks, bit for bit, that the kernel
+left every guard band and gap untouched (a store without its mask shows there), wrote every
+element of every output, and left every input unchanged.
 
     x = kernel_input(torch.randn(5, 37), row_gap=3)
     out = kernel_output((5, 37), torch.float32)
@@ -25,7 +28,9 @@ GUARD = 256
 """Elements of guard band before and after every buffer: more than a row block of the track's
 kernels, so a store that runs a block past its end lands in the band, not in another buffer."""
 POISON = 0xFF
-"""The byte every guard band, gap and fresh output is filled with (NaN / -1)."""
+"""The byte every input's guard bands and gaps are filled with (NaN / -1)."""
+OUTPUT_POISON = 0xFE
+"""The byte every output buffer starts as, bands and elements alike."""
 
 
 @dataclass
@@ -66,8 +71,8 @@ def _layout(shape: tuple[int, ...], row_gap: int, guard: int) -> tuple[int, tupl
     return guard + span + row_gap + guard, stride, guard
 
 
-def _poisoned(numel: int, dtype: torch.dtype, device) -> torch.Tensor:
-    raw = torch.full((numel * torch.empty(0, dtype=dtype).element_size(),), POISON, dtype=torch.uint8, device=device)
+def _poisoned(numel: int, dtype: torch.dtype, device, byte: int = POISON) -> torch.Tensor:
+    raw = torch.full((numel * torch.empty(0, dtype=dtype).element_size(),), byte, dtype=torch.uint8, device=device)
     return raw.view(dtype)
 
 
@@ -84,10 +89,11 @@ def kernel_input(t: torch.Tensor, *, name: str = "input", row_gap: int = 0, guar
 
 def kernel_output(shape, dtype: torch.dtype, device="cpu", *, name: str = "output", row_gap: int = 0,
                   guard: int = GUARD) -> KernelArg:
-    """A poisoned buffer for an output of ``shape``: every element the kernel does not write stays NaN."""
+    """A poisoned buffer for an output of ``shape`` (``OUTPUT_POISON``): an element the kernel does
+    not write is reported by ``check_buffers``."""
     shape = tuple(int(n) for n in shape)
     numel, stride, offset = _layout(shape, row_gap, guard)
-    buf = _poisoned(numel, dtype, device)
+    buf = _poisoned(numel, dtype, device, OUTPUT_POISON)
     return KernelArg(name, buf, offset, shape, stride, output=True, original=buf.clone())
 
 
@@ -97,7 +103,8 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 def check_buffers(args: list[KernelArg], returned) -> list[torch.Tensor]:
     """The outputs' views after a launch, once the kernel's writes check out: every guard band and
-    gap as it was and every input unchanged, bit for bit. Raises WrongAnswer otherwise."""
+    gap as it was, every output element written, every input unchanged, bit for bit. Raises
+    WrongAnswer otherwise."""
     if not isinstance(returned, list) or len(returned) != len(args):
         fail("the launch returned something other than the kernel's buffers")
     outs = []
@@ -110,6 +117,10 @@ def check_buffers(args: list[KernelArg], returned) -> list[torch.Tensor]:
             fail(f"the kernel wrote {int(outside.sum())} element(s) outside {arg.name} (in its guard band or "
                  "between its rows): an out-of-bounds store; is a tl.store missing its mask?")
         if arg.output:
+            unwritten = ~changed & arg.inside()
+            if unwritten.any():
+                fail(f"the kernel left {int(unwritten.sum())} of {arg.view(buf).numel()} element(s) of {arg.name} "
+                     "unwritten (a program that returned early, a row or column tile it never stored?)")
             outs.append(arg.view(buf.to(arg.buffer.device)))
         elif changed.any():
             fail(f"the kernel changed {int(changed.sum())} element(s) of its input {arg.name}; inputs are read-only")
