@@ -202,7 +202,7 @@ def grade(slug: str, file: Path,
     from .runner import judge
     ex = _exercise(slug)
     if ex.unavailable:
-        die(f"{slug} cannot be graded on this install: {ex.unavailable}")
+        die(escape(f"{slug} cannot be graded on this install: {ex.unavailable}"))
     code = read_submission_file(file)
     try:
         dev = judge.resolve_device(device, ex)
