@@ -14,6 +14,8 @@ contract; the message names the file and the fix).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
 import tomllib
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from enum import Enum
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import paths
 
@@ -88,6 +90,22 @@ class Collection(str, Enum):
     GOOGLE_DEEPMIND = "Google DeepMind"
 
 
+OPTIONAL_EXTRAS = {"triton": "triton"}
+"""Extra an exercise may require (``requires`` in exercise.toml) -> the module that must import."""
+
+
+@functools.lru_cache(maxsize=None)
+def extra_installed(name: str) -> bool:
+    """Whether the optional extra ``name``'s module can be imported here (looked up once, never
+    imported: triton's import costs ~0.15 s of CPU)."""
+    return importlib.util.find_spec(OPTIONAL_EXTRAS[name]) is not None
+
+
+def missing_extras(requires: list[str]) -> list[str]:
+    """The extras of ``requires`` that are not installed here."""
+    return [name for name in requires if not extra_installed(name)]
+
+
 class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid")
     time_s: float = Field(20.0, gt=0, le=600, description="CPU seconds for the whole hidden run")
@@ -103,14 +121,18 @@ class ExerciseMeta(BaseModel):
     track: Track
     difficulty: Difficulty
     kind: Kind
-    sources: list[str] = Field(min_length=1)
-    collections: list[Collection] = Field(min_length=1)
+    sources: list[str] = Field(default_factory=list, description=(
+        "question IDs from CATALOG.md; empty only for an exercise no question asks for (a warm-up)"))
+    collections: list[Collection] = Field(default_factory=list)
     entrypoints: list[str] = Field(min_length=1)
     devices: list[str] = Field(default_factory=lambda: ["cpu", "cuda"])
     tags: list[str] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     summary: str = ""
     limits: Limits = Field(default_factory=Limits)
+    requires: list[str] = Field(default_factory=list, description=(
+        "optional extras the exercise needs beyond the base install, from OPTIONAL_EXTRAS (e.g. "
+        "triton): without one the catalog lists the exercise as unavailable and grading refuses it"))
     forbidden: list[str] = Field(default_factory=list, description=(
         "dotted names of library callables the submission may not use (e.g. "
         "torch.nn.functional.scaled_dot_product_attention): the harness replaces each with a "
@@ -125,6 +147,22 @@ class ExerciseMeta(BaseModel):
             if len(parts) < 2 or not all(p.isidentifier() for p in parts):
                 raise ValueError(f"forbidden entry {name!r} must be a dotted name like torch.nn.functional.softmax")
         return v
+
+    @field_validator("requires")
+    @classmethod
+    def _requires(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in OPTIONAL_EXTRAS:
+                raise ValueError(f"requires entry {name!r} is not an optional extra; known: {', '.join(OPTIONAL_EXTRAS)}")
+        return v
+
+    @model_validator(mode="after")
+    def _collections_need_sources(self) -> "ExerciseMeta":
+        if not self.collections and self.sources:
+            raise ValueError("collections: an exercise with sources belongs to at least one collection")
+        if self.collections and not self.sources:
+            raise ValueError("collections: an exercise without sources (a warm-up) belongs to no collection")
+        return self
 
     @field_validator("slug")
     @classmethod
@@ -175,6 +213,14 @@ class Exercise:
     @property
     def module(self) -> str:
         return module_name(self.slug)
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why this exercise cannot be graded on this install (a missing optional extra), or None."""
+        missing = missing_extras(self.meta.requires)
+        if not missing:
+            return None
+        return f"needs {', '.join(missing)}: pip install 'inferprep[{','.join(missing)}]'"
 
     @property
     def statement_path(self) -> Path:

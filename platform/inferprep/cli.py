@@ -64,7 +64,8 @@ def list_(track: Optional[str] = typer.Option(None, help="only this track (servi
     if as_json:
         print(json.dumps([{"slug": e.slug, "title": e.meta.title, "track": e.meta.track.value,
                            "difficulty": e.meta.difficulty.value, "kind": e.meta.kind.value,
-                           "sources": e.meta.sources, "status": status.get(e.slug, "untouched")} for e in exs], indent=2))
+                           "sources": e.meta.sources, "status": status.get(e.slug, "untouched"),
+                           "unavailable": e.unavailable} for e in exs], indent=2))
         return
     # Narrow terminals get the columns that matter; wide ones the title and sources too.
     wide = console.width >= 150
@@ -73,13 +74,16 @@ def list_(track: Optional[str] = typer.Option(None, help="only this track (servi
     for col in cols:
         table.add_column(col, no_wrap=col in ("slug", "status"))
     for e in exs:
-        st = status.get(e.slug, "untouched")
-        style = {"solved": "green", "attempted": "yellow"}.get(st, "dim")
+        st = "unavailable" if e.unavailable else status.get(e.slug, "untouched")
+        style = {"solved": "green", "attempted": "yellow", "unavailable": "red"}.get(st, "dim")
         row = [e.slug, e.meta.track.value, e.meta.difficulty.value, e.meta.kind.value, f"[{style}]{st}[/]"]
         if wide:
             row += [escape(e.meta.title), ", ".join(e.meta.sources)]
         table.add_row(*row)
     console.print(table)
+    for e in exs:
+        if e.unavailable:
+            console.print(f"[red]unavailable[/] {e.slug}: {escape(e.unavailable)}", highlight=False)
 
 
 _TEX = {r"\\le": "≤", r"\\ge": "≥", r"\\leq": "≤", r"\\geq": "≥", r"\\neq": "≠", r"\\cdot": "·",
@@ -197,6 +201,8 @@ def grade(slug: str, file: Path,
     """Grade FILE against SLUG's hidden cases (or --public examples). Exit code 0 only on a pass."""
     from .runner import judge
     ex = _exercise(slug)
+    if ex.unavailable:
+        die(escape(f"{slug} cannot be graded on this install: {ex.unavailable}"))
     code = read_submission_file(file)
     try:
         dev = judge.resolve_device(device, ex)

@@ -36,9 +36,10 @@ import torch
 from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, SubmissionRaised
 from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
 from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
+from .kernels import KernelArg, check_buffers, expect_block_sizes, kernel_input, kernel_output
 
-__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "expect_close", "expect_equal",
-           "expect_tensor", "fail", "load_module"]
+__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "expect_close",
+           "expect_block_sizes", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output", "load_module"]
 
 
 class GraderError(Exception):
@@ -96,6 +97,20 @@ class Grading:
         ``calls[r] = (args, kwargs)``; returns the per-rank results. If a rank raised,
         ``SubmissionRaised`` (with ``.rank`` and ``.per_rank``) propagates."""
         return self.proc.call_spmd(fn, calls)
+
+    def launch(self, kernel: str, grid: tuple[int, ...], *args, **constexprs) -> list[torch.Tensor]:
+        """Launch the submission's Triton kernel ``kernel[grid](*args, **constexprs)`` in the child.
+
+        ``args``: ints, floats and ``KernelArg`` tensors laid out by ``kernel_input`` /
+        ``kernel_output`` (guard bands, row gaps: pass ``arg.stride[i]`` for the kernel's strides);
+        ``constexprs``: the block sizes and flags, by parameter name. Returns the outputs' tensors
+        in argument order, after checking that the kernel wrote nothing outside them and left its
+        inputs unchanged (``WrongAnswer`` otherwise). The kernel must be a ``@triton.jit``
+        function that compiles as Triton (a runtime error otherwise)."""
+        tensors = [a for a in args if isinstance(a, KernelArg)]
+        wire = [a.wire() if isinstance(a, KernelArg) else a for a in args]
+        returned = self.proc.launch(kernel, tuple(int(x) for x in grid), wire, constexprs)
+        return check_buffers(tensors, returned)
 
     def seed_torch(self, seed: int) -> None:
         """Seed torch's global generators in the child (``torch.manual_seed(seed)``, CPU and CUDA).

@@ -138,7 +138,9 @@ def serve(ctl_fd: int) -> None:
     does can raise out of it: a failure to serve one request is logged and answered by closing
     that request's report socket (the parent reads it as a platform failure and retries)."""
     from . import harness  # noqa: F401  - the point of the server: torch, numpy, harness imported
-    from . import syscalls
+    from . import syscalls, triton_launch
+
+    triton_launch.preload()
 
     syscalls.unavailable()  # import pyseccomp and build the filter once; each child only loads it
     if syscalls.unavailable() is None:
@@ -334,6 +336,8 @@ class WarmPool:
         else:
             sandbox.protect_secrets()
         env = sandbox.child_env("/tmp", self.device)
+        if self.device != "cuda":
+            env["TRITON_INTERPRET"] = "1"  # triton.language is imported (triton_launch.preload) for the interpreter
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=None, env=env, pass_fds=(child.fileno(),),
                                      start_new_session=True, close_fds=True, cwd="/")

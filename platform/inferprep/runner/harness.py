@@ -7,9 +7,11 @@ protocol of ``wire.Channel`` over the connected socket ``FD``:
 child -> parent  ``{"op": "hello", "seccomp", "scopes"}`` first, before the submission's code exists
                  here: until the parent has read it, any failure is the platform's, after it the
                  submission's (so no exit code or output of a submission reads as internal error)
-parent -> child  ``{"op": "init", "code", "entrypoints", "limits", "device", "hidden"}``
+parent -> child  ``{"op": "init", "code", "entrypoints", "limits", "device", "hidden", "requires"}``
 child -> parent  ``{"op": "ready"}`` | ``{"op": "invalid", "message"}`` | ``{"op": "raised", ...}``
 parent -> child  ``{"op": "call", "fn", "args", "kwargs"}``
+parent -> child  ``{"op": "launch", "kernel", "grid", "args", "constexprs"}``: run a Triton kernel of the
+                 submission on the grader's buffers (``triton_launch``), answered like a call
 parent -> child  ``{"op": "seed", "value"}``: ``torch.manual_seed(value)`` (torch's global generators,
                  CPU and CUDA), answered like a call that returns None
 child -> parent  ``{"op": "result", "value", "cpu"}`` | ``{"op": "raised", "type", "mro", "message",
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy  # noqa: F401  (warm: the submission should not pay for the import)
 import torch
 
+from . import triton_launch
 from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
@@ -352,6 +355,8 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
     workdir = Path(init.get("workdir") or os.getcwd())
     path = workdir / SUBMISSION_FILE
     path.write_text(init["code"], encoding="utf-8")
+    if "triton" in (init.get("requires") or ()):
+        triton_launch.prepare(device, str(workdir))
     _apply_limits(init["limits"], device)
     for name in _forbid(list(init.get("forbidden") or [])):
         print(f"inferprep: could not forbid {name} (not found)", file=sys.stderr)
@@ -399,13 +404,16 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             else:
                 client.send({"op": "result", "value": None, "cpu": _cpu()})
             continue
-        if op != "call":
+        if op not in ("call", "launch"):
             continue
         fn = getattr(module, str(msg.get("fn")), None)
         try:
-            if not callable(fn):
+            if op == "launch":
+                value = triton_launch.launch(module, msg)
+            elif not callable(fn):
                 raise TypeError(f"{msg.get('fn')!r} is not defined in the submission")
-            value = fn(*msg.get("args", ()), **msg.get("kwargs", {}))
+            else:
+                value = fn(*msg.get("args", ()), **msg.get("kwargs", {}))
         except BaseException as e:  # noqa: BLE001 - report SystemExit/KeyboardInterrupt too
             reply = _exc_message(e)
         else:

@@ -79,6 +79,10 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
     verdict is the whole truth)."""
+    if exercise.unavailable:
+        return Verdict(status=Status.INTERNAL_ERROR, slug=exercise.slug, public=public, device=device,
+                       versions=versions(), message=f"{exercise.slug} cannot be graded on this install: "
+                       f"{exercise.unavailable}")
     if salt is None:
         salt = secrets.randbits(63)
     shown = seen = 0  # cases told to ``progress`` so far; cases finished in this attempt
@@ -155,7 +159,7 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
         proc = SubmissionProcess(code, meta.entrypoints, time_s=meta.limits.time_s,
                                  memory_mib=meta.limits.memory_mib, device=device, mode=mode,
                                  output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher, recorder=recorder,
-                                 forbidden=meta.forbidden, cancel=cancel)
+                                 forbidden=meta.forbidden, cancel=cancel, requires=meta.requires)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
         msg = f"cannot start the sandbox: {e}"

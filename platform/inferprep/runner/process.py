@@ -141,7 +141,8 @@ class SubmissionProcess:
     def __init__(self, code: str, entrypoints: list[str], *, time_s: float, memory_mib: int,
                  device: str = "cpu", mode: str | None = None, output_bytes: int = 8 << 20,
                  nproc: int = 64, budget: Budget | None = None, launcher=None, forbidden: list[str] = (),
-                 recorder: WireRecorder | None = None, cancel: threading.Event | None = None):
+                 recorder: WireRecorder | None = None, cancel: threading.Event | None = None,
+                 requires: list[str] = ()):
         self.code = code
         self.cancel = cancel
         """Set by the grading's owner (a Cancel): the child is killed within ``CANCEL_CHECK_S``."""
@@ -149,6 +150,8 @@ class SubmissionProcess:
         """Records what the grader sends (calls, hosted objects' answers) when set (check-exercise)."""
         self.entrypoints = entrypoints
         self.forbidden = list(forbidden)
+        self.requires = list(requires)
+        """Optional extras the child prepares before the submission loads (``triton``)."""
         self.time_s = time_s
         self.limits = {"time_s": time_s, "memory_mib": memory_mib, "output_bytes": output_bytes,
                        "nproc": nproc}
@@ -216,6 +219,8 @@ class SubmissionProcess:
         op = msg.get("op")
         if op in ("call", "spmd"):
             self.recorder.request(op, str(msg.get("fn")), frame_digest(head, bufs))
+        elif op == "launch":
+            self.recorder.request(op, str(msg.get("kernel")), frame_digest(head, bufs))
         elif op == "seed":
             self.recorder.request(op, "torch.manual_seed", frame_digest(head, bufs))
         elif op == "preturn":  # without the child's call id (concurrent ranks number them in any order)
@@ -270,7 +275,8 @@ class SubmissionProcess:
                     "device": self.device, "hidden": [str(p) for p in sandbox.hidden_paths()],
                     "secret": [str(p) for p in sandbox.secret_paths()],
                     "reveal": [str(p) for p in sandbox.revealed_paths()],
-                    "workdir": self.child.extra["workdir"], "forbidden": self.forbidden})
+                    "workdir": self.child.extra["workdir"], "forbidden": self.forbidden,
+                    "requires": self.requires})
         self._hello()
         reply = self._recv_reply()
         self.ready = reply.get("op") == "ready"
@@ -454,6 +460,14 @@ class SubmissionProcess:
                 raise self._fail(Status.OUTPUT_LIMIT, f"output limit exceeded: {msg.get('message', '')}")
             raise SubmissionRaised(msg)
         raise self._fail(Status.RUNTIME_ERROR, f"unexpected message from the submission: {str(op)[:40]}")
+
+    def launch(self, kernel: str, grid: tuple[int, ...], args: list, constexprs: dict) -> Any:
+        """Launch the submission's Triton kernel ``kernel[grid](*args, **constexprs)`` in the child
+        (``triton_launch``); returns what the child sends back (the tensor arguments' buffers,
+        unchecked). Raises like ``call``."""
+        msg = self._request({"op": "launch", "kernel": kernel, "grid": list(grid), "args": list(args),
+                             "constexprs": dict(constexprs)})
+        return self._value(msg)
 
     def seed_torch(self, seed: int) -> None:
         """``torch.manual_seed(seed)`` in the child: torch's global generators (CPU and CUDA) in a

@@ -1,0 +1,116 @@
+"""Hidden grader for triton-paged-decode.
+
+The pool is laid out as vLLM's: k_cache, v_cache (num_blocks, PAGE_SIZE, kv_heads, HEAD_DIM); each
+sequence's block table lists its physical blocks in position order. The grader builds ragged
+batches itself: block tables in shuffled physical order, a prefix block shared by two sequences
+(as after a prefix-cache hit), lengths one below, at and one above a block boundary, a sequence
+of one token. Every slot that no sequence owns (the tail of a partly filled block, free blocks)
+and every table entry past a sequence's last block are poisoned: table entries point at a block
+full of NaN, so reading a slot past seq_len, the wrong block or a block in physical order gives
+NaN or a wrong value. Truth: float64 attention over the tokens each sequence owns.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from inferprep.grading import Grading, expect_tensor, kernel_input, kernel_output
+
+TOL = {torch.float32: (1e-4, 2e-5), torch.float16: (5e-3, 5e-3)}
+
+
+class Pool:
+    """A KV pool and a batch's block tables, built from the grader's seed."""
+
+    def __init__(self, g: Grading, seed: int, seq_lens: list[int], page: int, kv_heads: int, d: int,
+                 share_prefix: bool = False, spread: float = 1.0, dtype=torch.float32):
+        rnd = random.Random(f"triton-paged-decode:{seed}")
+        need = [-(-n // page) for n in seq_lens]
+        shared = share_prefix and len(seq_lens) >= 2 and min(seq_lens[:2]) > page
+        total = sum(need) - (1 if shared else 0) + 3          # 3 free blocks, one of them poison
+        physical = list(range(total))
+        rnd.shuffle(physical)
+        self.poison = physical.pop()
+        gen = g.rng(seed)
+        self.k = (torch.randn(total, page, kv_heads, d, generator=gen, dtype=torch.float64) * spread).to(dtype)
+        self.v = torch.randn(total, page, kv_heads, d, generator=gen, dtype=torch.float64).to(dtype)
+        owned = torch.zeros(total, page, dtype=torch.bool)
+        width = max(need) + 2
+        self.tables = torch.full((len(seq_lens), width), self.poison, dtype=torch.int32)
+        self.keys, self.values = [], []
+        for i, (n, blocks) in enumerate(zip(seq_lens, need)):
+            row = [self.tables[0, 0].item()] if shared and i == 1 else []   # sequence 1 reuses 0's first block
+            while len(row) < blocks:
+                row.append(physical.pop())
+            self.tables[i, :blocks] = torch.tensor(row, dtype=torch.int32)
+            pos = torch.arange(n)
+            blk, slot = self.tables[i, pos // page].long(), pos % page
+            owned[blk, slot] = True
+            self.keys.append(self.k[blk, slot])       # (n, kv_heads, d), position order
+            self.values.append(self.v[blk, slot])
+        self.k[~owned] = float("nan")
+        self.v[~owned] = float("nan")
+        self.seq_lens = torch.tensor(seq_lens, dtype=torch.int32)
+        self.page = page
+
+    def truth(self, q: torch.Tensor, scale: float) -> torch.Tensor:
+        b, h, d = q.shape
+        group = h // self.k.shape[2]
+        out = torch.empty(b, h, d, dtype=torch.float64)
+        for i in range(b):
+            k = self.keys[i].double().repeat_interleave(group, dim=1)     # (n, h, d)
+            v = self.values[i].double().repeat_interleave(group, dim=1)
+            s = torch.einsum("hd,nhd->hn", q[i].double(), k) * scale
+            out[i] = torch.einsum("hn,nhd->hd", torch.softmax(s, -1), v)
+        return out
+
+
+def run(g: Grading, pool: Pool, q: torch.Tensor, scale: float | None = None, row_gap: int = 2) -> None:
+    b, h, d = q.shape
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    dev = g.device
+    qa = kernel_input(q.to(dev), name="q", row_gap=row_gap)
+    ka = kernel_input(pool.k.to(dev), name="k_cache", row_gap=row_gap)
+    va = kernel_input(pool.v.to(dev), name="v_cache", row_gap=row_gap)
+    ta = kernel_input(pool.tables.to(dev), name="block_tables")
+    la = kernel_input(pool.seq_lens.to(dev), name="seq_lens")
+    oa = kernel_output(q.shape, q.dtype, dev, name="o", row_gap=row_gap)
+    (o,) = g.launch("paged_decode_kernel", (b, h), qa, ka, va, ta, la, oa,
+                    qa.stride[0], qa.stride[1], ka.stride[0], ka.stride[1], ka.stride[2],
+                    va.stride[0], va.stride[1], va.stride[2], ta.stride[0], oa.stride[0], oa.stride[1],
+                    scale, h // pool.k.shape[2], HEAD_DIM=d, PAGE_SIZE=pool.page)
+    rtol, atol = TOL[q.dtype]
+    expect_tensor(o, pool.truth(q, scale).to(q.dtype).to(dev), name="o", rtol=rtol, atol=atol)
+
+
+def query(g: Grading, seed: int, b: int, h: int, d: int, spread: float = 1.0, dtype=torch.float32):
+    return (torch.randn(b, h, d, generator=g.rng(1000 + seed), dtype=torch.float64) * spread).to(dtype)
+
+
+def grade(g: Grading) -> None:
+    cases = [  # (name, seq_lens, page, heads, kv_heads, d)
+        ("one-sequence-one-token", [1], 16, 2, 2, 16),
+        ("boundary-lengths-page-16", [15, 16, 17], 16, 2, 2, 16),
+        ("ragged-page-8", [3, 40, 8, 25], 8, 2, 2, 16),
+        ("gqa-4-per-kv-head", [20, 9], 8, 4, 1, 16),
+        ("mqa-one-kv-head", [12, 31], 16, 4, 1, 32),
+        ("long-page-4", [61, 2], 4, 2, 1, 16),
+    ]
+    for c, (name, lens, page, h, kvh, d) in enumerate(cases):
+        with g.case(name):
+            run(g, Pool(g, c, lens, page, kvh, d), query(g, c, len(lens), h, d))
+    with g.case("shared-prefix-block"):
+        run(g, Pool(g, 10, [20, 27, 5], 8, 2, 16, share_prefix=True), query(g, 10, 3, 4, 16))
+    with g.case("contiguous-q-and-cache"):
+        run(g, Pool(g, 11, [14, 30], 8, 2, 16), query(g, 11, 2, 4, 16), row_gap=0)
+    with g.case("scores-near-1000"):   # exp overflows without the running max
+        pool = Pool(g, 12, [18, 40], 8, 2, 16)
+        pool.k = torch.where(pool.k.isnan(), pool.k, 10.0 + 0.05 * pool.k)
+        pool.keys = [10.0 + 0.05 * k for k in pool.keys]
+        run(g, pool, torch.full((2, 4, 16), 10.0), scale=0.625)
+    with g.case("scale-0.2-float16"):
+        run(g, Pool(g, 13, [11, 26], 8, 2, 16, dtype=torch.float16), query(g, 13, 2, 4, 16, dtype=torch.float16),
+            scale=0.2)
