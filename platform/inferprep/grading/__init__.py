@@ -43,10 +43,11 @@ import torch
 from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, SubmissionRaised
 from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
 from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
+from .counterexample import Trial
 from .detail import CaseTrace, render, render_call, revealing
 
-__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "expect_close", "expect_equal",
-           "expect_tensor", "fail", "load_module"]
+__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "Trial", "expect_close",
+           "expect_equal", "expect_tensor", "fail", "load_module"]
 
 
 class GraderError(Exception):
