@@ -156,11 +156,11 @@ class Grading:
     @staticmethod
     def show_result(expected: Any, got: Any, name: str = "output") -> None:
         """Show what the reference and the submission produced where no ``expect_*`` check compares
-        them directly (a schedule the parent observed, a list of events). A later failing check
-        replaces it; hidden cases record nothing."""
+        them directly (a schedule the parent observed, a list of events; a str is shown as it is).
+        A later failing check replaces it; hidden cases record nothing."""
         trace = revealing()
         if trace is not None:
-            trace.note_check(name, expected, got, True)
+            trace.note_check(name, expected, got, True, describe=True)
 
     @property
     def failed_cases(self) -> list[str]:

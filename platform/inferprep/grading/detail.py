@@ -37,12 +37,14 @@ class CaseTrace:
         self.check: dict[str, Any] | None = None
         self.failed = False
 
-    def note_check(self, name: str, expected: Any, got: Any, passed: bool, diff: TensorDiff | None = None) -> None:
-        """Keep the first failing comparison, or else the latest one."""
+    def note_check(self, name: str, expected: Any, got: Any, passed: bool, diff: TensorDiff | None = None,
+                   describe: bool = False) -> None:
+        """Keep the first failing comparison, or else the latest one. ``describe``: str values are
+        descriptions, shown as they are (otherwise values, quoted)."""
         if self.failed:
             return
-        self.check = {"name": name, "expected": render(expected, describe=False), "got": render(got, describe=False),
-                      "diff": diff}
+        self.check = {"name": name, "expected": render(expected, describe=describe),
+                      "got": render(got, describe=describe), "diff": diff}
         self.failed = not passed
 
     def detail(self) -> CaseDetail | None:
