@@ -12,6 +12,8 @@ Each call is one *trial*: it builds one input from ``trial.rng`` (or ``trial.gen
 the submission on it and compares it with the reference using the usual checks (``expect_*``,
 ``fail``). A trial that fails is the counterexample: its input, the submission's last call, and
 what the checks compared (expected and got) are shown with the verdict, as for a public example.
+A trial that returns ``False`` stops the search: no small input can show the failed cases (a
+statistical test, a question about a hidden specimen).
 
 The judge calls it only when a core hidden case failed with a wrong answer or a runtime error
 and the submission's process is still alive, after every hidden case, never on public examples or
@@ -62,14 +64,17 @@ class Trial:
         """A CPU torch generator seeded from ``rng``."""
         return torch.Generator().manual_seed(self.rng.randrange(1 << 62))
 
-    def pick(self, kinds: dict[str, str]) -> str:
+    def pick(self, kinds: dict[str, str]) -> str | None:
         """Aim at a failed case's kind: ``kinds`` maps a case-name prefix to a kind; returns the kind
-        of a failed case (cycling through them trial by trial), or a random kind if none matches."""
-        hit = [kind for name in self.failed for prefix, kind in kinds.items() if name.startswith(prefix)]
+        of a failed case (cycling through them trial by trial; the longest matching prefix names a
+        case's kind), or None if no failed case matches."""
+        hit = []
+        for name in self.failed:
+            prefixes = [p for p in kinds if name.startswith(p)]
+            if prefixes:
+                hit.append(kinds[max(prefixes, key=len)])
         hit = list(dict.fromkeys(hit))
-        if hit:
-            return hit[self.number % len(hit)]
-        return self.rng.choice(sorted(set(kinds.values())))
+        return hit[self.number % len(hit)] if hit else None
 
 
 def size_of(number: int) -> int:
@@ -97,7 +102,8 @@ def search(g, fn: Callable, *, budget_s: float = SEARCH_BUDGET_S, clock: Callabl
             trace = CaseTrace(reveal=True)
             try:
                 with trace:
-                    fn(g, trial)
+                    if fn(g, trial) is False:
+                        return None
             except WrongAnswer as e:
                 return _found(trace, str(e), number, clock() - start)
             except SubmissionRaised as e:
