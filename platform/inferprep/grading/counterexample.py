@@ -82,6 +82,12 @@ def size_of(number: int) -> int:
     return min(MAX_SIZE, 1 + number // TRIALS_PER_SIZE)
 
 
+def trial_of(salt: int, number: int, failed: tuple[str, ...] = ()) -> Trial:
+    """Trial ``number`` of the grading with secret ``salt``: the same trial every time (a
+    counterexample can be replayed), drawn apart from every hidden case's randomness."""
+    return Trial(number, size_of(number), random.Random(f"inferprep counterexample:{salt}:{number}"), tuple(failed))
+
+
 def search(g, fn: Callable, *, budget_s: float = SEARCH_BUDGET_S, clock: Callable[[], float] = time.monotonic,
            max_trials: int = MAX_TRIALS) -> Counterexample | None:
     """Run ``fn(g, trial)`` on trials of growing size until one fails; returns that counterexample
@@ -97,7 +103,7 @@ def search(g, fn: Callable, *, budget_s: float = SEARCH_BUDGET_S, clock: Callabl
         for number in range(max_trials):
             if clock() >= deadline or proc.dead is not None:
                 return None
-            trial = Trial(number, size_of(number), random.Random(f"inferprep counterexample:{g.salt}:{number}"), failed)
+            trial = trial_of(g.salt, number, failed)
             g._case_start_record = len(proc.records)  # noqa: SLF001 - g.calls then lists this trial's calls
             trace = CaseTrace(reveal=True)
             try:
