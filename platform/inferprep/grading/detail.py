@@ -99,8 +99,8 @@ def _render(value: Any, limit: int) -> str:
 
 
 def render_call(fn: str, args: tuple, kwargs: dict) -> str:
-    parts = [render(a, 200, False) for a in args] + [f"{k}={render(v, 200, False)}" for k, v in kwargs.items()]
-    return render(f"{fn}({', '.join(parts)})", 2 * TEXT_LIMIT)
+    parts = [render(a, TEXT_LIMIT, False) for a in args] + [f"{k}={render(v, TEXT_LIMIT, False)}" for k, v in kwargs.items()]
+    return render(f"{fn}({', '.join(parts)})", 4 * TEXT_LIMIT)
 
 
 def tensor_diff(actual: Any, expected: torch.Tensor, rtol: float = 0.0, atol: float = 0.0) -> TensorDiff | None:
