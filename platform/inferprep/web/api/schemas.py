@@ -64,8 +64,10 @@ class SubmissionPublic(BaseModel):
     queue_position: int
     created_at: datetime
     finished_at: datetime | None
-    cases: list[CaseResult] = Field(description="finished cases (live while running)")
-    verdict: Verdict | None
+    cases: list[CaseResult] = Field(description="finished cases (live while running); a public example's "
+                                    "detail holds its input, call, expected and got")
+    verdict: Verdict | None = Field(description="the whole verdict once done, with the counterexample after a "
+                                                "failing hidden case (withheld: found, not shown)")
     code: str | None = None
 
     @classmethod
