@@ -61,6 +61,7 @@ def _check_probs(g: Grading, ref, logits: torch.Tensor, what: str = "", on_bound
     name = f"probs{' (' + what + ')' if what else ''}"
     # type, shape, dtype, device, no NaN or inf (values are compared below)
     expect_tensor(out, expected, name=name, dtype=torch.float32, atol=math.inf)
+    g.show_result(expected, out, name=name, rtol=RTOL, atol=ATOL)   # what the student sees, at the real tolerance
     got, exp = out.detach().cpu().double(), expected.cpu().double()
     leaked = (exp == 0) & (got != 0)
     if leaked.any():

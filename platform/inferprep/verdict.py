@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Status(str, Enum):
@@ -68,6 +68,8 @@ class Difference(BaseModel):
 class TensorDiff(BaseModel):
     """How two tensors compare: shapes, dtypes, how many elements are out of tolerance, the first
     few of them and the largest errors (absolute, and relative to |expected|)."""
+    model_config = ConfigDict(ser_json_inf_nan="strings")  # a tolerance may be infinite; JSON has no inf
+
     expected_shape: list[int]
     got_shape: list[int]
     expected_dtype: str

@@ -44,7 +44,7 @@ from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, S
 from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
 from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
 from .counterexample import Trial
-from .detail import CaseTrace, render, render_call, revealing
+from .detail import CaseTrace, render, render_call, revealing, tensor_diff
 
 __all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "WrongAnswer", "SubmissionRaised", "Trial", "expect_close",
            "expect_equal", "expect_tensor", "fail", "load_module"]
@@ -154,13 +154,15 @@ class Grading:
             trace.input.update({k: render(v) for k, v in values.items()})
 
     @staticmethod
-    def show_result(expected: Any, got: Any, name: str = "output") -> None:
+    def show_result(expected: Any, got: Any, name: str = "output", rtol: float = 0.0, atol: float = 0.0) -> None:
         """Show what the reference and the submission produced where no ``expect_*`` check compares
-        them directly (a schedule the parent observed, a list of events; a str is shown as it is).
-        A later failing check replaces it; hidden cases record nothing."""
+        them directly (a schedule the parent observed, a list of events; a str is shown as it is;
+        two tensors with their differences beyond ``atol + rtol * |expected|``). A later failing
+        check replaces it; hidden cases record nothing."""
         trace = revealing()
         if trace is not None:
-            trace.note_check(name, expected, got, True, describe=True)
+            diff = tensor_diff(got, expected, rtol, atol) if isinstance(expected, torch.Tensor) else None
+            trace.note_check(name, expected, got, True, diff, describe=True)
 
     @property
     def failed_cases(self) -> list[str]:
