@@ -35,7 +35,8 @@ GradeFn = Callable[..., Verdict]  # grade(exercise, code, *, device, public, pro
 def default_grade(exercise: catalog.Exercise, code: str, *, device: str, public: bool,
                   progress: Callable[[CaseResult], None], salt: int | None = None) -> Verdict:
     from .runner import judge
-    return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt)
+    # counterexamples are shown at once today; a mock interview (issue 18) withholds them until it ends
+    return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt, counterexample=True)
 
 
 def new_salt() -> int:

@@ -102,17 +102,19 @@ class Grading:
         return self.proc.call(fn, *args, **kwargs)
 
     @staticmethod
-    def _note_call(fn: str, args: tuple, kwargs: dict, ranks: int = 0) -> None:
+    def _note_call(fn: str, args: tuple, kwargs: dict) -> None:
         trace = revealing()
         if trace is not None:
-            trace.call = render_call(fn, args, kwargs) + (f" on each of {ranks} ranks (rank 0 shown)" if ranks else "")
+            trace.call = render_call(fn, args, kwargs)
 
     def call_spmd(self, fn: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
         """SPMD: run ``fn`` once per rank, concurrently (one child thread per rank), with
         ``calls[r] = (args, kwargs)``; returns the per-rank results. If a rank raised,
         ``SubmissionRaised`` (with ``.rank`` and ``.per_rank``) propagates."""
-        if calls:
-            self._note_call(fn, tuple(calls[0][0]), dict(calls[0][1]), ranks=len(calls))
+        trace = revealing()
+        if trace is not None:
+            trace.call = f"{fn} on {len(calls)} ranks at once, each with the arguments below"
+            trace.input = {f"rank {r}": render_call(fn, tuple(a), dict(k)) for r, (a, k) in enumerate(calls)}
         return self.proc.call_spmd(fn, calls)
 
     def seed_torch(self, seed: int) -> None:
