@@ -325,7 +325,7 @@ _ALONE = {"reduce-scatter": _solo_reduce_scatter, "all-gather": _solo_all_gather
 
 
 def counterexample(g: Grading, trial: Trial) -> None:
-    """A small fresh input of the kind a failed case tests: a collective on 1 to trial.size + 1
+    """A small fresh input of the kind a failed case tests: a collective on up to trial.size + 1
     ranks (run SPMD, or each rank alone where an "alone" case failed), or the cost model on random
     parameters."""
     kind = trial.pick(_CE_KINDS)
@@ -343,7 +343,7 @@ def counterexample(g: Grading, trial: Trial) -> None:
     failed = [name for name in trial.failed if name.startswith(kind)]
     alone = [name.endswith("alone") for name in failed]
     solo = alone[trial.number % len(alone)] if alone else False
-    p, n = r.randint(1, trial.size + 1), r.randint(0, 3 * trial.size)
+    p, n = r.randint(2 if solo else 1, trial.size + 1), r.randint(0, 3 * trial.size)  # a rank alone has partners
     dt = r.choice([torch.int64, torch.int32, torch.float32, torch.float64])
     if solo:
         _ALONE[kind](g, r.randrange(1 << 30), p, n, dt)

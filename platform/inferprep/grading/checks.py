@@ -37,16 +37,24 @@ def expect_tensor(actual: Any, expected: torch.Tensor, *, name: str = "output", 
     """Check ``actual`` is a tensor of ``expected``'s shape (and ``dtype``, default expected's) and
     close to it: ``|a - e| <= atol + rtol * |e|`` elementwise (exact when both are 0).
     Returns ``actual`` on success."""
+    _noted(lambda: _expect_tensor(actual, expected, name, rtol, atol, dtype, check_device, allow_nan),
+           name, expected, actual, lambda: tensor_diff(actual, expected, rtol, atol))
+    return actual
+
+
+def _noted(check, name: str, expected: Any, actual: Any, diff=lambda: None) -> Any:
+    """Run ``check()`` and, in a case that reveals (a public example, a counterexample), record
+    what it compared and whether it passed."""
     trace = revealing()
     try:
-        _expect_tensor(actual, expected, name, rtol, atol, dtype, check_device, allow_nan)
+        result = check()
     except WrongAnswer:
         if trace is not None:
-            trace.note_check(name, expected, actual, False, tensor_diff(actual, expected, rtol, atol))
+            trace.note_check(name, expected, actual, False, diff())
         raise
     if trace is not None:
-        trace.note_check(name, expected, actual, True, tensor_diff(actual, expected, rtol, atol))
-    return actual
+        trace.note_check(name, expected, actual, True, diff())
+    return result
 
 
 def _expect_tensor(actual: Any, expected: torch.Tensor, name: str, rtol: float, atol: float,
@@ -99,15 +107,7 @@ def expect_equal(actual: Any, expected: Any, *, name: str = "output") -> Any:
     """Exact equality for ints, strings, enums, tuples and lists (a tensor is compared exactly)."""
     if isinstance(expected, torch.Tensor):
         return expect_tensor(actual, expected, name=name)
-    trace = revealing()
-    try:
-        _expect_equal(actual, expected, name)
-    except WrongAnswer:
-        if trace is not None:
-            trace.note_check(name, expected, actual, False)
-        raise
-    if trace is not None:
-        trace.note_check(name, expected, actual, True)
+    _noted(lambda: _expect_equal(actual, expected, name), name, expected, actual)
     return actual
 
 
@@ -134,16 +134,7 @@ def _expect_equal(actual: Any, expected: Any, name: str) -> Any:
 def expect_close(actual: Any, expected: float, *, name: str = "output", rtol: float = 1e-6,
                  atol: float = 0.0) -> float:
     """A finite real number within ``atol + rtol * |expected|`` of ``expected``."""
-    trace = revealing()
-    try:
-        got = _expect_close(actual, expected, name, rtol, atol)
-    except WrongAnswer:
-        if trace is not None:
-            trace.note_check(name, expected, actual, False)
-        raise
-    if trace is not None:
-        trace.note_check(name, expected, got, True)
-    return got
+    return _noted(lambda: _expect_close(actual, expected, name, rtol, atol), name, expected, actual)
 
 
 def _expect_close(actual: Any, expected: float, name: str, rtol: float, atol: float) -> float:
