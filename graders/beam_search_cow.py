@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 
-from inferprep.grading import INPUT_CHECKS, Grading, GraderError, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, GraderError, Trial, expect_close, fail
 from inferprep.sim.paged_kv import BlockPool, ToyLM
 
 D_MODEL = 16
@@ -123,8 +123,13 @@ def _run(g: Grading, ref, setup: Setup) -> None:
         raise GraderError("the reference disagrees with the non-paged beam search")
     ref_peak, ref_tokens = rpool.peak_used, rmodel.num_tokens_processed
     num_blocks = setup.num_blocks or roomy
+    g.show_input(model=f"ToyLM, vocab_size={setup.vocab}" + (f", log-probabilities rounded to {setup.quantum:g}"
+                                                             if setup.quantum >= 2.0 ** -10 else ""),
+                 pool=f"BlockPool of {num_blocks} blocks of {setup.block_size} tokens", prompt=setup.prompt,
+                 beam_width=setup.beam_width, max_new_tokens=setup.max_new_tokens)
     pool, model = setup.build(num_blocks)
     out = g.call("paged_beam_search", *_host(g, pool, model), *setup.args())
+    g.show_result(expected, out, name="beams (tokens, score), best first")
     _check_violations(pool)
     _compare(out, expected, setup.max_new_tokens)
     if pool.num_used:
@@ -189,6 +194,17 @@ def _setups() -> list[tuple[str, Setup]]:
                                            _prompt(rng, vocab, rng.randint(1, 40)), rng.randint(1, 6),
                                            rng.randint(1, 12), quantum=rng.choice([2.0 ** -20, 0.125]))))
     return cases
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh search: vocabulary, prompt, beam width and steps grow with trial.size; coarse
+    log-probabilities (many exact ties) in half the trials; a model seeded from the trial."""
+    r = trial.rng
+    vocab = r.randint(2, 3 + trial.size)
+    setup = Setup(r.randrange(1 << 62), vocab, r.choice([1, 2, 3, 4]), _prompt(r, vocab, r.randint(1, 2 * trial.size)),
+                  r.randint(1, min(trial.size + 1, 5)), r.randint(1, trial.size + 1),
+                  quantum=r.choice([2.0 ** -20, 0.25, 0.5, 1.0]))
+    _run(g, g.reference(), setup)
 
 
 def grade(g: Grading) -> None:

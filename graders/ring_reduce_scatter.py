@@ -26,7 +26,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, expect_close, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, Trial, expect_close, expect_tensor, fail
 from inferprep.sim.ring import (RingNetwork, SoloRank, all_gather_messages, all_reduce_messages,
                                 reduce_scatter_messages)
 
@@ -76,6 +76,7 @@ def _run(g: Grading, state: _State, case: str, fn: str, p: int, per_rank_args) -
 
 
 def _expect_value(got, want: torch.Tensor, tol: torch.Tensor, dtype: torch.dtype, name: str) -> None:
+    Grading.show_result(want.to(dtype), got, name=name)
     if not isinstance(got, torch.Tensor):
         fail(f"{name}: expected a torch.Tensor, got {type(got).__name__}")
     if tuple(got.shape) != tuple(want.shape):
@@ -159,6 +160,8 @@ def _solo(g: Grading, fn: str, p: int, xs: list[torch.Tensor], extra: tuple,
     barrier here, so an earlier deadlock does not stop these cases."""
     order = list(range(p))
     random.Random(f"ring-reduce-scatter:solo:{g.salt}:{fn}:{p}:{xs[0].numel()}").shuffle(order)
+    g.show_input(world_size=f"{p}, each rank run alone, its partners played by the grader",
+                 **{f"rank {r}": xs[r] for r in range(p)})
     for r in order:
         solo = SoloRank(p, r, incoming[r])
         comm = g.host(solo, ["send_recv"], {"rank": r, "world_size": p})
@@ -179,32 +182,44 @@ def _solo(g: Grading, fn: str, p: int, xs: list[torch.Tensor], extra: tuple,
             fail(f"{where}: " + "; ".join(problems[:3]))
 
 
+def _solo_reduce_scatter(g: Grading, seed: int, p: int, n: int, dt: torch.dtype) -> None:
+    xs = _inputs(g, seed, p, n, dt)
+    total, tol = _sum(xs)
+    sent, sent_tol = reduce_scatter_messages(xs, RTOL)
+    out = list(torch.tensor_split(total, p))
+    out_tol = list(torch.tensor_split(tol, p)) if dt.is_floating_point else [tol] * p
+    _solo(g, "ring_reduce_scatter", p, xs, (), out, out_tol, sent,
+          sent_tol if dt.is_floating_point else None, [sent[(r - 1) % p] for r in range(p)])
+
+
+def _solo_all_gather(g: Grading, seed: int, p: int, n: int, dt: torch.dtype) -> None:
+    x = _inputs(g, seed, 1, n, dt)[0]
+    chunks = [c.clone() for c in torch.tensor_split(x, p)]
+    sent = all_gather_messages(chunks)
+    zero = torch.zeros(())
+    _solo(g, "ring_all_gather", p, chunks, (n,), [x] * p, [zero] * p, sent, None,
+          [sent[(r - 1) % p] for r in range(p)])
+
+
+def _solo_all_reduce(g: Grading, seed: int, p: int, n: int, dt: torch.dtype) -> None:
+    xs = _inputs(g, seed, p, n, dt)
+    total, tol = _sum(xs)
+    sent, sent_tol = all_reduce_messages(xs, RTOL)
+    _solo(g, "ring_all_reduce", p, xs, (), [total] * p, [tol] * p, sent, sent_tol,
+          [sent[(r - 1) % p] for r in range(p)])
+
+
 def _solo_cases(g: Grading) -> None:
     i64, f32, f64 = torch.int64, torch.float32, torch.float64
     for k, (p, n, dt) in enumerate([(4, 10, i64), (5, 13, f32), (3, 2, i64)]):
         with g.case(f"reduce-scatter p={p} N={n} {_dt(dt)}, each rank alone"):
-            xs = _inputs(g, 200 + k, p, n, dt)
-            total, tol = _sum(xs)
-            sent, sent_tol = reduce_scatter_messages(xs, RTOL)
-            out = list(torch.tensor_split(total, p))
-            out_tol = list(torch.tensor_split(tol, p)) if dt.is_floating_point else [tol] * p
-            _solo(g, "ring_reduce_scatter", p, xs, (), out, out_tol, sent,
-                  sent_tol if dt.is_floating_point else None, [sent[(r - 1) % p] for r in range(p)])
+            _solo_reduce_scatter(g, 200 + k, p, n, dt)
     for k, (p, n, dt) in enumerate([(4, 10, i64), (3, 7, f64)]):
         with g.case(f"all-gather p={p} N={n} {_dt(dt)}, each rank alone"):
-            x = _inputs(g, 220 + k, 1, n, dt)[0]
-            chunks = [c.clone() for c in torch.tensor_split(x, p)]
-            sent = all_gather_messages(chunks)
-            zero = torch.zeros(())
-            _solo(g, "ring_all_gather", p, chunks, (n,), [x] * p, [zero] * p, sent, None,
-                  [sent[(r - 1) % p] for r in range(p)])
+            _solo_all_gather(g, 220 + k, p, n, dt)
     for k, (p, n, dt) in enumerate([(4, 10, i64), (6, 23, f32)]):
         with g.case(f"all-reduce p={p} N={n} {_dt(dt)}, each rank alone"):
-            xs = _inputs(g, 240 + k, p, n, dt)
-            total, tol = _sum(xs)
-            sent, sent_tol = all_reduce_messages(xs, RTOL)
-            _solo(g, "ring_all_reduce", p, xs, (), [total] * p, [tol] * p, sent, sent_tol,
-                  [sent[(r - 1) % p] for r in range(p)])
+            _solo_all_reduce(g, 240 + k, p, n, dt)
 
 
 def _collective_input_checks(g: Grading, state: _State) -> None:
@@ -301,6 +316,40 @@ def _cost_input_checks(g: Grading) -> None:
             g.raises("ValueError", "tree_allreduce_time", n, p, alpha, bw)
             if not why.startswith("n "):
                 g.raises("ValueError", "crossover_bytes", p, alpha, bw)
+
+
+_CE_KINDS = {"reduce-scatter": "reduce-scatter", "all-gather": "all-gather", "all-reduce": "all-reduce",
+             "cost model": "cost", "crossover": "cost", "boundaries": "cost", "one rank exchanges": "cost"}
+_SPMD = {"reduce-scatter": _reduce_scatter, "all-gather": _all_gather, "all-reduce": _all_reduce}
+_ALONE = {"reduce-scatter": _solo_reduce_scatter, "all-gather": _solo_all_gather, "all-reduce": _solo_all_reduce}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh input of the kind a failed case tests: a collective on up to trial.size + 1
+    ranks (run SPMD, or each rank alone where an "alone" case failed), or the cost model on random
+    parameters."""
+    kind = trial.pick(_CE_KINDS)
+    if kind is None:
+        return False
+    r = trial.rng
+    if kind == "cost":
+        p, alpha, bw = r.randint(1, 4 * trial.size), 10 ** r.uniform(-6.5, -4), 10 ** r.uniform(9, 12)
+        ref, n = g.reference(), r.choice([0.0, 10 ** r.uniform(0, 10)])
+        for fn, args in (("ring_allreduce_time", (n, p, alpha, bw)), ("tree_allreduce_time", (n, p, alpha, bw)),
+                         ("crossover_bytes", (p, alpha, bw))):
+            expect_close(g.call(fn, *args), getattr(ref, fn)(*args), rtol=1e-9, atol=1e-18 if fn != "crossover_bytes" else 1e-6,
+                         name=fn)
+        return None
+    failed = [name for name in trial.failed if name.startswith(kind)]
+    alone = [name.endswith("alone") for name in failed]
+    solo = alone[trial.number % len(alone)] if alone else False
+    p, n = r.randint(2 if solo else 1, trial.size + 1), r.randint(0, 3 * trial.size)  # a rank alone has partners
+    dt = r.choice([torch.int64, torch.int32, torch.float32, torch.float64])
+    if solo:
+        _ALONE[kind](g, r.randrange(1 << 30), p, n, dt)
+    else:
+        _SPMD[kind](g, _State(), f"counterexample {trial.number}", r.randrange(1 << 30), p, n, dt)
+    return None
 
 
 def grade(g: Grading) -> None:

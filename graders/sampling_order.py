@@ -28,7 +28,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_tensor, fail
 
 HF = ("temperature", "top_k", "top_p", "min_p")
 VLLM_V1 = ("temperature", "min_p", "top_k", "top_p")
@@ -46,39 +46,60 @@ def _logp(rows, dtype=torch.float32) -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.float64).log().to(dtype)
 
 
+def _on_dev(g: Grading, v):
+    return v.to(g.device) if isinstance(v, torch.Tensor) else v
+
+
+def _check_probs(g: Grading, ref, logits: torch.Tensor, what: str = "", on_boundary: bool = False, **knobs) -> None:
+    """One sampling_probs call compared with the reference. Unless on_boundary says the case is
+    meant to sit near a threshold, the grader first checks that it does not (its own bug)."""
+    logits, knobs = logits.to(g.device), {k: _on_dev(g, v) for k, v in knobs.items()}
+    if CHECK_BOUNDARIES and not on_boundary and not _robust(ref, logits, {"min_p": 0.0, **knobs}):
+        raise AssertionError(f"grader bug: case {what!r} has a comparison within 1e-7 of a threshold")
+    out = g.call("sampling_probs", logits, **knobs)
+    expected = ref.sampling_probs(logits, **knobs)
+    name = f"probs{' (' + what + ')' if what else ''}"
+    # type, shape, dtype, device, no NaN or inf (values are compared below)
+    expect_tensor(out, expected, name=name, dtype=torch.float32, atol=math.inf)
+    g.show_result(expected, out, name=name, rtol=RTOL, atol=ATOL)   # what the student sees, at the real tolerance
+    got, exp = out.detach().cpu().double(), expected.cpu().double()
+    leaked = (exp == 0) & (got != 0)
+    if leaked.any():
+        r, i = (int(v) for v in leaked.nonzero()[0])
+        fail(f"{name}: row {r}, token {i} must have probability exactly 0 (dropped by the knobs, or not "
+             f"the choice of a greedy row), got {got[r, i].item():.3g}; {int(leaked.sum())} such value(s)")
+    missing = (exp > 1e-6) & (got == 0)
+    if missing.any():
+        r, i = (int(v) for v in missing.nonzero()[0])
+        fail(f"{name}: row {r}, token {i} has probability 0 although the knobs keep it; "
+             f"{int(missing.sum())} such value(s)")
+    expect_tensor(out, expected, name=name, rtol=RTOL, atol=ATOL, dtype=torch.float32)
+
+
+def counterexample(g: Grading, trial: Trial) -> bool | None:
+    """A small random batch for sampling_probs (trial.size + 1 rows of 2 to 6 tokens, ties, -inf logits,
+    greedy rows, per-row or scalar knobs, a random order), compared with the reference. ``sample``
+    is checked statistically, over thousands of draws: no small counterexample shows it."""
+    if all(name.startswith("sample-") for name in trial.failed):
+        return False                    # only sample's statistical cases failed
+    ref = g.reference()
+    logits, knobs = _random_case(ref, trial.rng.randrange(1 << 62), trial.size + 1, trial.rng.randint(2, 6))
+    _check_probs(g, ref, logits, **knobs)
+    return None
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     dev = g.device
 
     def on_dev(v):
-        return v.to(dev) if isinstance(v, torch.Tensor) else v
+        return _on_dev(g, v)
 
     def knobs_to(knobs: dict) -> dict:
         return {k: on_dev(v) for k, v in knobs.items()}
 
     def check_probs(logits: torch.Tensor, what: str = "", on_boundary: bool = False, **knobs) -> None:
-        """One sampling_probs call compared with the reference. Unless on_boundary says the case is
-        meant to sit near a threshold, the grader first checks that it does not (its own bug)."""
-        logits, knobs = logits.to(dev), knobs_to(knobs)
-        if CHECK_BOUNDARIES and not on_boundary and not _robust(ref, logits, {"min_p": 0.0, **knobs}):
-            raise AssertionError(f"grader bug: case {what!r} has a comparison within 1e-7 of a threshold")
-        out = g.call("sampling_probs", logits, **knobs)
-        expected = ref.sampling_probs(logits, **knobs)
-        name = f"probs{' (' + what + ')' if what else ''}"
-        # type, shape, dtype, device, no NaN or inf (values are compared below)
-        expect_tensor(out, expected, name=name, dtype=torch.float32, atol=math.inf)
-        got, exp = out.detach().cpu().double(), expected.cpu().double()
-        leaked = (exp == 0) & (got != 0)
-        if leaked.any():
-            r, i = (int(v) for v in leaked.nonzero()[0])
-            fail(f"{name}: row {r}, token {i} must have probability exactly 0 (dropped by the knobs, or not "
-                 f"the choice of a greedy row), got {got[r, i].item():.3g}; {int(leaked.sum())} such value(s)")
-        missing = (exp > 1e-6) & (got == 0)
-        if missing.any():
-            r, i = (int(v) for v in missing.nonzero()[0])
-            fail(f"{name}: row {r}, token {i} has probability 0 although the knobs keep it; "
-                 f"{int(missing.sum())} such value(s)")
-        expect_tensor(out, expected, name=name, rtol=RTOL, atol=ATOL, dtype=torch.float32)
+        _check_probs(g, ref, logits, what, on_boundary, **knobs)
 
     def check_draws(logits_rows: torch.Tensor, groups: list[tuple[list[int], torch.Tensor]],
                     **knobs) -> torch.Tensor:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, fail
+from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, Trial, fail
 from inferprep.sim.engine import KVBlockPool, ToyModel
 
 VOCAB = 64
@@ -54,6 +54,8 @@ def check_run(g: Grading, cfg: dict, requests: list, seed: int) -> None:
         steps = g.call("run_engine", cfg, requests, host(g, pool, model), max_steps)
     except SubmissionRaised as e:
         raised, steps = e, None
+    g.show_input(config=_cfg(cfg)[1:-1], requests=describe_requests(requests))
+    g.show_result(schedule(expected_records), schedule(model.records), name="forward calls (batch per call)")
     # Forward calls in order: the first one that breaks a limit or leaves the reference's
     # schedule is the root cause, whatever happened afterwards.
     budget, cap = cfg["max_num_batched_tokens"], cfg["max_num_seqs"]
@@ -101,6 +103,16 @@ def check_run(g: Grading, cfg: dict, requests: list, seed: int) -> None:
         if [tuple(e) for e in mine] != [tuple(e) for e in ref]:
             fail(f"step {k}: the events (which requests emitted, in which order, finished flags) "
                  "differ from the reference's")
+
+
+def schedule(records) -> str:
+    """One line per forward call: the batch it ran."""
+    return "\n".join(f"{k}: {_batch(rec)}" for k, rec in enumerate(records)) or "(no forward call)"
+
+
+def describe_requests(requests: list) -> str:
+    return "\n".join(f"{rid}: arrives at step {t}, prompt {prompt}, max_new_tokens {m}"
+                     for t, rid, prompt, m in requests) or "(none)"
 
 
 def _cfg(cfg: dict) -> str:
@@ -192,6 +204,17 @@ def prompt(seed: int, n: int) -> list[int]:
 def cfg(num_blocks, block_size, budget, seqs) -> dict:
     return {"num_blocks": num_blocks, "block_size": block_size, "max_num_batched_tokens": budget,
             "max_num_seqs": seqs}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh workload (trial.size + 1 requests, short prompts) on a small pool, with a tight
+    token budget and sequence cap drawn at random, run through the same checks as a hidden case."""
+    r = trial.rng
+    c = cfg(r.randint(2, 8), r.choice([1, 2, 4]), r.randint(1, 16), r.randint(1, 4))
+    n = trial.size + 1
+    requests = random_workload(r.randrange(1 << 30), n, c["num_blocks"], c["block_size"],
+                               max_prompt=2 + 2 * trial.size, max_new=1 + trial.size, spread=n)
+    check_run(g, c, requests, seed=r.randrange(1 << 30))
 
 
 # (name, config, workload)

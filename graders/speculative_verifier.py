@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import torch
 
-from inferprep.grading import CORE, INPUT_CHECKS, Grading, expect_tensor, fail
+from inferprep.grading import CORE, INPUT_CHECKS, Grading, Trial, expect_tensor, fail
 
 
 # -- hidden verifiers ---------------------------------------------------------------------------
@@ -509,8 +509,60 @@ def _subnormal_rows(g, rows: int, V: int, residual: bool):
     return ds, us
 
 
+def _dyadic_batch(gen: torch.Generator, B: int, K: int, V: int):
+    """Probabilities in quarters (exact in any order of summation), accept uniforms at 0, at p/q or
+    random, and draw uniforms at a partial sum's share or random: the boundaries where a strict and
+    a loose comparison part."""
+    def quarters(*shape):
+        k = torch.randint(0, 4, (*shape, V), generator=gen).double()
+        k[..., 0] += (k.sum(-1) == 0).double()  # no row without mass
+        return k / 4
+    q, p = quarters(B, K), quarters(B, K + 1)
+    drafts = torch.multinomial(q.reshape(-1, V), 1, generator=gen).reshape(B, K) if B * K else \
+        torch.zeros(B, K, dtype=torch.int64)
+    n = torch.randint(0, K + 1, (B,), generator=gen)
+    ratio = (p[:, :K].gather(-1, drafts[..., None]) / q.gather(-1, drafts[..., None])).squeeze(-1)
+    choice = torch.randint(0, 3, (B, K), generator=gen)
+    au = torch.where(choice == 0, 0.0, torch.where((choice == 1) & (ratio < 1), ratio,
+                                                   torch.rand(B, K, generator=gen, dtype=torch.float64)))
+    share = p[:, 0].cumsum(-1) / p[:, 0].sum(-1, keepdim=True)
+    pick = torch.randint(0, V, (B,), generator=gen)
+    su = torch.where(torch.rand(B, generator=gen) < 0.5, share.gather(-1, pick[:, None]).squeeze(-1).clamp(max=0.75),
+                     torch.rand(B, generator=gen, dtype=torch.float64))
+    return [drafts, q, p, n, au, su]
+
+
+_CE_KINDS = {"verify: ": "random", "verify: float32 inputs": "float32-boundary", "verify: draw ties": "draw-ties",
+             "verify: residual draw ties": "residual-ties", "verify: draws decided in float64": "float64-draws",
+             "verify: subnormal": "subnormal", "verify: u ": "dyadic", "verify: draw tie": "dyadic",
+             "verify: all drafts": "dyadic", "verify: residual that sums": "dyadic"}
+
+
+def counterexample(g: Grading, trial: Trial) -> bool | None:
+    """A small fresh batch for ``verify`` of the kind a failed case tests (random, float32
+    boundaries, draw ties, subnormal masses, quarter probabilities with uniforms on the
+    boundaries). ``is_lossless`` answers about hidden verifiers: no small input shows those."""
+    kind = trial.pick(_CE_KINDS)
+    if kind is None:
+        return False
+    gen, B, V = trial.generator(), trial.size, 2 + trial.rng.randrange(1 + trial.size)
+    K = trial.rng.randint(0, 3) if kind != "float32-boundary" else trial.rng.randint(1, 3)
+    args = {"random": lambda: _batch(gen, B, K, V, dtype=trial.rng.choice([torch.float64, torch.float32]),
+                                     garbage=trial.rng.random() < 0.5, zeros=trial.rng.choice([0.0, 0.5])),
+            "dyadic": lambda: _dyadic_batch(gen, B, K, V),
+            "float32-boundary": lambda: _f32_near_boundary(gen, B, K, V),
+            "draw-ties": lambda: _bonus_rows(*_tie_rows(gen, B, V + 1, normalized_differs=False)),
+            "residual-ties": lambda: _residual_rows(*_tie_rows(gen, B, 5, normalized_differs=True)),
+            "float64-draws": lambda: _bonus_rows(*_float32_draw_rows(gen, B, V + 1, torch.float64)),
+            "subnormal": lambda: _bonus_rows(*_subnormal_rows(gen, B, V + 2, residual=False))}[kind]()
+    _check_verify(g, g.reference(), args)
+    return None
+
+
 def _check_verify(g: Grading, ref, args, what: str = "") -> None:
     dev = [a.to(g.device) for a in args]
+    g.show_input(**dict(zip(("draft_token_ids", "draft_probs", "target_probs", "num_draft_tokens", "accept_uniforms",
+                             "sample_uniforms"), args)))
     got = g.call("verify", *dev)
     want_ids, want_num = ref.verify(*args)
     if not isinstance(got, (tuple, list)) or len(got) != 2:

@@ -12,7 +12,8 @@ _unhook.py, which empties the harness's audit hook first) and ``expected.toml``:
 
 - ``status``: the allowed statuses;
 - ``stdout_contains`` / ``stdout_not_contains``: markers that must / must not appear in stdout or
-  stderr; ``bwrap_stdout_not_contains``: only with bubblewrap (e.g. host paths, visible without it);
+  stderr; ``message_contains`` / ``message_contains_any`` / ``message_not_contains``: the same for
+  the verdict's messages (its own and every case's); ``bwrap_stdout_not_contains``: only with bubblewrap (e.g. host paths, visible without it);
 - ``layers``: besides "all", "no-seccomp" runs the case with the seccomp filter off (bubblewrap
   only), proving the namespaces and the allow-listed root hold on their own;
 - ``controls``: positive controls run in the test process first, showing the target exists and is
@@ -189,6 +190,13 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode, path, laye
     not_shown = expected.get("stdout_not_contains", []) + (expected.get("bwrap_stdout_not_contains", []) if mode == "bwrap" else [])
     for marker in not_shown:
         assert marker not in shown, (marker, [ln for ln in shown.splitlines() if marker in ln][:10])
+    said = "\n".join([v.message, *(c.message for c in v.cases)])
+    for marker in expected.get("message_contains", []):
+        assert marker in said, (marker, said[-2000:])
+    if expected.get("message_contains_any"):
+        assert any(m in said for m in expected["message_contains_any"]), (expected["message_contains_any"], said[-2000:])
+    for marker in expected.get("message_not_contains", []):
+        assert marker not in said, (marker, said[-2000:])
     drain_cleanups()
     if os.geteuid() == 0 and box and box[0].mode is not None:
         launched = box[0]

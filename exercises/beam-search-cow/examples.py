@@ -5,6 +5,8 @@ from inferprep.sim.paged_kv import BlockPool, ToyLM
 
 
 def _setup(g: Grading, seed: int, vocab: int, block_size: int, **kw):
+    g.show_input(model=f"ToyLM, vocab_size={vocab} (its weights stay with the grader)",
+                 pool=f"BlockPool of 64 blocks of {block_size} tokens")
     pool = BlockPool(64, block_size, 16, seed=seed)
     model = ToyLM(pool, vocab, seed=seed, **kw)
     handles = (g.host(model, ToyLM.CHILD_METHODS, model.child_attrs()),

@@ -15,6 +15,9 @@ def _host(g: Grading, pool: KVBlockPool, model: ToyModel):
 
 def _check(g: Grading, cfg: dict, requests: list, seed: int, schedule: list, events: list) -> None:
     """schedule: per forward call (request ids, first positions, chunk sizes, blocks allocated)."""
+    g.show_input(config=", ".join(f"{k}={v}" for k, v in cfg.items()),
+                 requests="\n".join(f"{rid}: arrives at step {t}, prompt {p}, max_new_tokens {m}"
+                                     for t, rid, p, m in requests))
     pool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
     model = ToyModel(pool, VOCAB, seed, max_forward_calls=100)
     try:
@@ -26,6 +29,8 @@ def _check(g: Grading, cfg: dict, requests: list, seed: int, schedule: list, eve
     if model.stale_reads:
         fail(f"stale KV read: {model.stale_reads[0]}")
     got = [(r.request_ids, r.starts, r.num_tokens, r.blocks_in_use) for r in model.records]
+    g.show_result(_lines(schedule), _lines(got), name="forward calls (request ids, first positions, chunk sizes, "
+                  "blocks allocated)")
     for k, (mine, want) in enumerate(zip(got, schedule)):
         if mine != want:
             fail(f"forward call {k}: (request ids, first positions, chunk sizes, blocks allocated) = "
@@ -36,6 +41,10 @@ def _check(g: Grading, cfg: dict, requests: list, seed: int, schedule: list, eve
         expect_equal(toks, model.greedy(prompt, m), name=f"tokens of {rid}")
     expect_equal(steps, events, name="events per step")
     expect_equal(pool.num_used, 0, name="blocks allocated at the end")
+
+
+def _lines(calls: list) -> str:
+    return "\n".join(f"{k}: {c}" for k, c in enumerate(calls)) or "(no forward call)"
 
 
 def grade(g: Grading) -> None:

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import catalog
-from .verdict import INPUT_CHECKS, CaseResult, Status, Verdict
+from .verdict import INPUT_CHECKS, CaseDetail, CaseResult, Status, Verdict
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Practise LLM inference-engineering interview questions with hidden graders.")
@@ -161,7 +161,7 @@ def print_verdict(v: Verdict) -> None:
     table.add_column("time", justify="right")
     if inline:
         table.add_column("message", overflow="fold")
-    for c in v.cases:
+    for c in sorted(v.cases, key=lambda c: c.passed):  # failures first
         style = STATUS_STYLE[c.status]
         name = escape(c.name) + (" [dim](input check)[/]" if c.group == INPUT_CHECKS else "")
         row = [name, f"[{style}]{'ok' if c.passed else c.status.value}[/]", f"{c.seconds * 1000:.0f} ms"]
@@ -170,12 +170,23 @@ def print_verdict(v: Verdict) -> None:
         table.add_row(*row)
     if v.cases:
         console.print(table)
+    failed = [c for c in v.cases if not c.passed]
     if not inline:
-        failed = [c for c in v.cases if not c.passed]
         for c in failed[:10]:
             console.print(f"[bold]{escape(c.name)}[/]: {escape(c.message[:1500])}", highlight=False)
         if len(failed) > 10:
             console.print(f"[dim]... and {len(failed) - 10} more failing cases (--json shows all)[/]")
+    for c in [c for c in failed if c.detail][:3]:
+        console.print(f"[bold]{escape(c.name)}[/]:")
+        print_detail(c.detail)
+    ce = v.counterexample
+    if ce is not None:
+        console.print("[bold]A small input your code gets wrong[/]"
+                      + (": withheld until the interview ends" if ce.withheld else f" (found in {ce.attempts} tries):"))
+        if not ce.withheld:
+            console.print(ce.message[:1500], markup=False, highlight=False)
+            if ce.detail:
+                print_detail(ce.detail)
     for label, text, show in (("stdout", v.stdout, True), ("stderr", v.stderr, not v.ok)):
         if text.strip() and show:
             cut = max(0, len(text) - 2000)
@@ -189,6 +200,20 @@ def print_verdict(v: Verdict) -> None:
         console.print(v.message, markup=False, highlight=False)
     if not v.sandbox.startswith("bubblewrap"):
         console.print(f"[yellow]sandbox: {v.sandbox}[/]")
+
+
+def print_detail(d: CaseDetail) -> None:
+    """Input, call, expected and got of a public example or a counterexample (first differences
+    of a tensor with the largest errors)."""
+    for label, text in [*d.input.items(), ("call", d.call), (f"expected {d.name}".strip(), d.expected), ("got", d.got)]:
+        if text:
+            console.print(f"  [dim]{escape(label)}:[/] {escape(text)}", highlight=False)
+    t = d.diff
+    if t is not None and t.first:
+        worst = f"; max abs error {t.max_abs_error:.3g}" if t.max_abs_error is not None else ""
+        console.print(f"  [dim]{t.mismatched} of {t.total} out of tolerance (rtol={t.rtol:g}, atol={t.atol:g}){worst}:[/] "
+                      + ", ".join(f"{tuple(e.index)}: expected {e.expected}, got {e.got}" for e in t.first[:4]),
+                      highlight=False)
 
 
 @app.command()

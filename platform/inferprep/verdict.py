@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Status(str, Enum):
@@ -59,6 +59,42 @@ INPUT_CHECKS = "input checks"
 GROUPS = (CORE, INPUT_CHECKS)
 
 
+class Difference(BaseModel):
+    """One element where a tensor differs: its index, the expected and the submitted value."""
+    index: list[int]
+    expected: float | int | bool | str
+    got: float | int | bool | str
+
+
+class TensorDiff(BaseModel):
+    """How two tensors compare: shapes, dtypes, how many elements are out of tolerance, the first
+    few of them and the largest errors (absolute, and relative to |expected|)."""
+    model_config = ConfigDict(ser_json_inf_nan="strings")  # a tolerance may be infinite; JSON has no inf
+
+    expected_shape: list[int]
+    got_shape: list[int]
+    expected_dtype: str
+    got_dtype: str
+    rtol: float = 0.0
+    atol: float = 0.0
+    mismatched: int = 0
+    total: int = 0
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    first: list[Difference] = Field(default_factory=list)
+
+
+class CaseDetail(BaseModel):
+    """What a case ran on and what came back, shown for public examples and counterexamples only
+    (never with a hidden case's expected values). Values are short text renderings."""
+    input: dict[str, str] = Field(default_factory=dict, description="argument name -> value, as the grader describes them")
+    call: str = Field("", description="the last call of the submission in this case, with its arguments")
+    name: str = Field("", description="what the compared value is (output, rank 0, ...)")
+    expected: str | None = None
+    got: str | None = None
+    diff: TensorDiff | None = None
+
+
 class CaseResult(BaseModel):
     name: str
     passed: bool
@@ -67,6 +103,18 @@ class CaseResult(BaseModel):
     seconds: float = 0.0
     points: float = 1.0
     group: str = CORE
+    detail: CaseDetail | None = None
+
+
+class Counterexample(BaseModel):
+    """A small, freshly generated input on which the submission and the reference disagree, found
+    after a failing hidden case (never the hidden case's own data). ``withheld``: one was found but
+    its content is not shown yet (a mock interview shows it when the session ends)."""
+    withheld: bool = False
+    message: str = ""
+    detail: CaseDetail | None = None
+    attempts: int = 0
+    seconds: float = 0.0
 
 
 class Verdict(BaseModel):
@@ -86,6 +134,7 @@ class Verdict(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     input_checks_passed: int = 0
     input_checks_total: int = 0
+    counterexample: Counterexample | None = None
     platform_retries: int = 0
     """How many times the platform ran this grading again after failing it itself (the sandbox
     could not start, the warm pool's server died); never the student's doing, counted nowhere."""

@@ -13,6 +13,13 @@ opens one ``g.case(name)`` per test case::
                 out = g.call("softmax", x.to(g.device))      # runs in the sandboxed child
                 expect_tensor(out, ref.softmax(x), rtol=1e-6, atol=1e-9)
 
+For the public examples (and counterexamples) the verdict shows, per case, the submission's last
+call with its arguments, what the ``expect_*`` checks compared (expected and got; for tensors the
+first differing elements and the largest errors) and what ``g.show_input`` / ``g.show_result``
+describe; for hidden cases none of this is recorded. A grader may also define
+``counterexample(g, trial)`` (see ``grading.counterexample``): after a failing core case the judge
+searches small fresh inputs for one where the submission and the reference disagree.
+
 Inside a case, ``WrongAnswer`` (from the ``expect_*`` checks or ``fail``) fails the case as a wrong
 answer; an exception raised by the submission fails it as a runtime error (``g.raises`` checks for
 an expected one); a dead child (time, memory, output limit, crash) fails this case and every
@@ -36,10 +43,13 @@ import torch
 from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, SubmissionRaised
 from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
 from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
+from .counterexample import Trial
+from .detail import CaseTrace, render, render_call, revealing, tensor_diff
 from .kernels import KernelArg, check_buffers, expect_block_sizes, kernel_input, kernel_output
 
-__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "expect_close",
-           "expect_block_sizes", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output", "load_module"]
+__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "Trial",
+           "expect_close", "expect_block_sizes", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output",
+           "load_module"]
 
 
 class GraderError(Exception):
@@ -90,12 +100,23 @@ class Grading:
     # -- the submission -------------------------------------------------------------------------
     def call(self, fn: str, *args, **kwargs) -> Any:
         """Call the submission's ``fn`` in the child; returns its decoded result."""
+        self._note_call(fn, args, kwargs)
         return self.proc.call(fn, *args, **kwargs)
+
+    @staticmethod
+    def _note_call(fn: str, args: tuple, kwargs: dict) -> None:
+        trace = revealing()
+        if trace is not None:
+            trace.call = render_call(fn, args, kwargs)
 
     def call_spmd(self, fn: str, calls: list[tuple[tuple, dict]]) -> list[Any]:
         """SPMD: run ``fn`` once per rank, concurrently (one child thread per rank), with
         ``calls[r] = (args, kwargs)``; returns the per-rank results. If a rank raised,
         ``SubmissionRaised`` (with ``.rank`` and ``.per_rank``) propagates."""
+        trace = revealing()
+        if trace is not None:
+            trace.call = f"{fn} on {len(calls)} ranks at once, each with the arguments below"
+            trace.input = {f"rank {r}": render_call(fn, tuple(a), dict(k)) for r, (a, k) in enumerate(calls)}
         return self.proc.call_spmd(fn, calls)
 
     def launch(self, kernel: str, grid: tuple[int, ...], *args, **constexprs) -> list[torch.Tensor]:
@@ -121,6 +142,7 @@ class Grading:
 
     def raises(self, exc_name: str, fn: str, *args, **kwargs) -> SubmissionRaised:
         """Require ``fn(*args, **kwargs)`` to raise ``exc_name`` (or a subclass of it)."""
+        self._note_call(fn, args, kwargs)
         try:
             value = self.proc.call(fn, *args, **kwargs)
         except SubmissionRaised as e:
@@ -138,6 +160,32 @@ class Grading:
     def calls(self) -> list[CallRecord]:
         """Proxy calls the submission made during the current case."""
         return self.proc.records[self._case_start_record:]
+
+    # -- what the student sees of a public example or a counterexample ---------------------------
+    @staticmethod
+    def show_input(**values: Any) -> None:
+        """Describe the current case's input (name -> value; a str is shown as it is, anything else
+        rendered, tensors with shape and dtype). Shown for public examples and counterexamples
+        only; in a hidden case this does nothing, so a grader may call it anywhere."""
+        trace = revealing()
+        if trace is not None:
+            trace.input.update({k: render(v) for k, v in values.items()})
+
+    @staticmethod
+    def show_result(expected: Any, got: Any, name: str = "output", rtol: float = 0.0, atol: float = 0.0) -> None:
+        """Show what the reference and the submission produced where no ``expect_*`` check compares
+        them directly (a schedule the parent observed, a list of events; a str is shown as it is;
+        two tensors with their differences beyond ``atol + rtol * |expected|``). A later failing
+        check replaces it; hidden cases record nothing."""
+        trace = revealing()
+        if trace is not None:
+            diff = tensor_diff(got, expected, rtol, atol) if isinstance(expected, torch.Tensor) else None
+            trace.note_check(name, expected, got, True, diff, describe=True)
+
+    @property
+    def failed_cases(self) -> list[str]:
+        """Names of the core cases that failed so far."""
+        return [r.name for r in self.results if not r.passed and r.group == CORE]
 
     # -- trusted helpers ------------------------------------------------------------------------
     def reference(self) -> ModuleType:
@@ -172,8 +220,10 @@ class Grading:
             self._record(name, Status(self.proc.dead.status),
                          "not run: the submission process stopped in an earlier case", 0.0, points, group)
             return
+        trace = CaseTrace(reveal=self.public)
         try:
-            yield
+            with trace:
+                yield
         except WrongAnswer as e:
             status, message = Status.WRONG_ANSWER, str(e)
         except SubmissionRaised as e:
@@ -188,13 +238,13 @@ class Grading:
             status = Status.INTERNAL_ERROR
             message = "the grader failed (not your fault): " + f"{type(e).__name__}: {e}"
             self.internal = "".join(traceback.format_exception(e))
-        self._record(name, status, message, time.perf_counter() - t0, points, group)
+        self._record(name, status, message, time.perf_counter() - t0, points, group, trace.detail())
         if self.fail_fast is not None and status != Status.PASSED and (group == self.fail_fast or self.proc.dead):
             raise StopGrading(name)
 
-    def _record(self, name, status, message, seconds, points, group=CORE) -> None:
+    def _record(self, name, status, message, seconds, points, group=CORE, detail=None) -> None:
         r = CaseResult(name=name, passed=status == Status.PASSED, status=status, message=message[:8000],
-                       seconds=round(seconds, 6), points=points, group=group)
+                       seconds=round(seconds, 6), points=points, group=group, detail=detail)
         self.results.append(r)
         if self._progress is not None:
             self._progress(r)

@@ -3,6 +3,10 @@ without printing hidden expected tensors (it names shapes, dtypes, counts and th
 
 A float checker rejects NaN even where NaN is expected (DMOJ's rule); use ``allow_nan=True`` only
 where the statement defines NaN as the answer.
+
+For public examples and counterexamples (never hidden cases) each check also records what it
+compared, expected and got (a tensor's first differences and largest errors), into the case's
+detail (``detail.CaseTrace``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import math
 from typing import Any
 
 import torch
+
+from .detail import revealing, tensor_diff
 
 
 class WrongAnswer(AssertionError):
@@ -31,6 +37,28 @@ def expect_tensor(actual: Any, expected: torch.Tensor, *, name: str = "output", 
     """Check ``actual`` is a tensor of ``expected``'s shape (and ``dtype``, default expected's) and
     close to it: ``|a - e| <= atol + rtol * |e|`` elementwise (exact when both are 0).
     Returns ``actual`` on success."""
+    _noted(lambda: _expect_tensor(actual, expected, name, rtol, atol, dtype, check_device, allow_nan),
+           name, expected, actual, lambda: tensor_diff(actual, expected, rtol, atol))
+    return actual
+
+
+def _noted(check, name: str, expected: Any, actual: Any, diff=lambda: None) -> Any:
+    """Run ``check()`` and, in a case that reveals (a public example, a counterexample), record
+    what it compared and whether it passed."""
+    trace = revealing()
+    try:
+        result = check()
+    except WrongAnswer:
+        if trace is not None:
+            trace.note_check(name, expected, actual, False, diff())
+        raise
+    if trace is not None:
+        trace.note_check(name, expected, actual, True, diff())
+    return result
+
+
+def _expect_tensor(actual: Any, expected: torch.Tensor, name: str, rtol: float, atol: float,
+                   dtype: torch.dtype | None, check_device: bool, allow_nan: bool) -> None:
     w = _where(name)
     if not isinstance(actual, torch.Tensor):
         fail(f"{w}expected a torch.Tensor, got {type(actual).__name__}")
@@ -68,7 +96,6 @@ def expect_tensor(actual: Any, expected: torch.Tensor, *, name: str = "output", 
         bad = a != e
         if bad.any():
             fail(f"{w}{int(bad.sum())} of {a.numel()} values differ, first at index {_first(bad)}")
-    return actual
 
 
 def _first(mask: torch.Tensor) -> tuple[int, ...]:
@@ -80,6 +107,13 @@ def expect_equal(actual: Any, expected: Any, *, name: str = "output") -> Any:
     """Exact equality for ints, strings, enums, tuples and lists (a tensor is compared exactly)."""
     if isinstance(expected, torch.Tensor):
         return expect_tensor(actual, expected, name=name)
+    _noted(lambda: _expect_equal(actual, expected, name), name, expected, actual)
+    return actual
+
+
+def _expect_equal(actual: Any, expected: Any, name: str) -> Any:
+    if isinstance(expected, torch.Tensor):
+        return expect_tensor(actual, expected, name=name)
     if isinstance(expected, bool) or isinstance(actual, bool):
         if type(actual) is not type(expected) or actual != expected:
             fail(f"{_where(name)}expected {expected!r}, got {_short(actual)}")
@@ -88,7 +122,7 @@ def expect_equal(actual: Any, expected: Any, *, name: str = "output") -> Any:
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
             fail(f"{_where(name)}expected a sequence of length {len(expected)}, got {_short(actual)}")
         for i, (a, e) in enumerate(zip(actual, expected)):
-            expect_equal(a, e, name=f"{name}[{i}]")
+            _expect_equal(a, e, f"{name}[{i}]")
         return actual
     if isinstance(expected, int) and not isinstance(actual, int):
         fail(f"{_where(name)}expected an int, got {_short(actual)}")
@@ -100,6 +134,10 @@ def expect_equal(actual: Any, expected: Any, *, name: str = "output") -> Any:
 def expect_close(actual: Any, expected: float, *, name: str = "output", rtol: float = 1e-6,
                  atol: float = 0.0) -> float:
     """A finite real number within ``atol + rtol * |expected|`` of ``expected``."""
+    return _noted(lambda: _expect_close(actual, expected, name, rtol, atol), name, expected, actual)
+
+
+def _expect_close(actual: Any, expected: float, name: str, rtol: float, atol: float) -> float:
     w = _where(name)
     if isinstance(actual, torch.Tensor) and actual.numel() == 1:
         actual = actual.item()

@@ -49,6 +49,8 @@ from . import triton_launch
 from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
+SHOWN_NAME = "solution.py"
+"""The submission's file name in its tracebacks and syntax errors (never the sandbox's path)."""
 SCRATCH_FILE = "scratch.py"
 """The name a scratch run's snippet has in tracebacks (it is never written to disk)."""
 
@@ -346,7 +348,7 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             return 3
         filtered = True
     _preload_public_modules()
-    client.send({"op": "hello", "seccomp": filtered, "scopes": list(scopes)})
+    client.send({"op": "hello", "seccomp": filtered, "scopes": list(scopes), "cpu": _cpu()})
     try:
         init = client.chan.recv(timeout=60)
     except (WireError, OSError):
@@ -362,19 +364,22 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
         print(f"inferprep: could not forbid {name} (not found)", file=sys.stderr)
     _install_audit_hook(list(init.get("hidden", [])), list(init.get("secret", [])), list(init.get("reveal", [])))
 
-    # Load the submission from its file path, never through sys.path.
+    # Load the submission from its file path, never through sys.path; its code objects (and so its
+    # tracebacks) name it solution.py, whose lines linecache serves from the source read here.
     try:
         source = path.read_text(encoding="utf-8")
-        compile(source, str(path), "exec")
+        code = compile(source, SHOWN_NAME, "exec")
     except SyntaxError as e:
-        client.send({"op": "invalid", "message": f"SyntaxError: {e.msg} (line {e.lineno})",
-                     "traceback": "".join(traceback.format_exception_only(e))})
+        shown = "".join(traceback.format_exception_only(e)).rstrip()
+        client.send({"op": "invalid", "message": f"SyntaxError: {e.msg} (line {e.lineno})\n{shown}"[:4000],
+                     "traceback": shown})
         return 0
     try:
         spec = importlib.util.spec_from_file_location("submission", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["submission"] = module
-        spec.loader.exec_module(module)
+        linecache.cache[SHOWN_NAME] = (len(source), None, source.splitlines(True), SHOWN_NAME)
+        exec(code, module.__dict__)  # noqa: S102 - the submission, in its sandbox
     except BaseException as e:  # noqa: BLE001 - SystemExit at import is a runtime error too
         client.send(_exc_message(e) | {"at": "import"})
         return 0

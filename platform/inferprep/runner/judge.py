@@ -21,7 +21,8 @@ import torch
 from .. import __version__
 from ..catalog import Exercise
 from ..grading import Grading, StopGrading, load_module
-from ..verdict import INPUT_CHECKS, CaseResult, Status, Verdict
+from ..grading import counterexample as ce_search
+from ..verdict import INPUT_CHECKS, CaseResult, Counterexample, Status, Verdict
 from . import sandbox
 from .process import RunFailed, SubmissionProcess
 from .recording import WireRecorder
@@ -62,7 +63,8 @@ error. These retries are the platform's: they count against no limit of the stud
 def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = False,
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
           launcher=None, fail_fast: bool | str = False, salt: int | None = None,
-          recorder: WireRecorder | None = None, cancel: threading.Event | None = None) -> Verdict:
+          recorder: WireRecorder | None = None, cancel: threading.Event | None = None,
+          counterexample: bool = True) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -75,6 +77,12 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     ``cancel``, once set (its owner cancelled the job), stops the grading: the child is killed
     within ``process.CANCEL_CHECK_S`` if a call is running, and no further case starts; the
     verdict then covers the cases finished so far, and the caller discards it.
+
+    When a core hidden case fails and the grader defines ``counterexample(g, trial)``, a small fresh
+    input the submission gets wrong is searched for after the hidden cases (``grading.counterexample``)
+    and attached as ``verdict.counterexample``; ``counterexample=False`` withholds its content (a
+    mock interview: the verdict then says only that one was found; grading again with the same salt
+    and ``counterexample=True`` shows it).
 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
@@ -102,7 +110,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
             recorder.reset()  # a retried attempt records afresh
         verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,
                                        progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt,
-                                       recorder=recorder, cancel=cancel)
+                                       recorder=recorder, cancel=cancel,
+                                       show_counterexample=counterexample)
         if failure is None or (cancel is not None and cancel.is_set()):
             break
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
@@ -133,7 +142,8 @@ def load_submission(proc: SubmissionProcess) -> tuple[Status | None, str]:
 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
                 progress, launcher, fail_fast: bool | str, salt: int,
-                recorder: WireRecorder | None, cancel: threading.Event | None = None) -> tuple[Verdict, str | None]:
+                recorder: WireRecorder | None, cancel: threading.Event | None = None,
+                show_counterexample: bool = True) -> tuple[Verdict, str | None]:
     """One attempt: (the verdict, why the platform failed it or None)."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
@@ -167,6 +177,8 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
 
     base["sandbox"] += ", warm pool" if proc.child.extra.get("warm") else ", cold start"
     cases: list[CaseResult] = []
+    found: Counterexample | None = None
+    output_before_search: int | None = None
     try:
         run_status, message = load_submission(proc)
         if run_status is None:
@@ -192,13 +204,30 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
             if proc.dead is not None and run_status is None and (g.died_in != INPUT_CHECKS or proc.platform_failure):
                 # a death inside an input-check case shows on that case and decides nothing
                 run_status, message = proc.dead.status, str(proc.dead)
+            search = getattr(grader, "counterexample", None)
+            cancelled = cancel is not None and cancel.is_set()
+            if (callable(search) and not public and not fail_fast and not cancelled and proc.dead is None and run_status is None
+                    and any(c.status in (Status.WRONG_ANSWER, Status.RUNTIME_ERROR) for c in cases if c.group != INPUT_CHECKS)):
+                output_before_search = max(_size(proc.child.stdout_path), _size(proc.child.stderr_path))
+                found = ce_search.search(g, search)  # after the verdict is decided: it changes nothing
+                if found is not None and not show_counterexample:
+                    found = Counterexample(withheld=True, attempts=found.attempts, seconds=found.seconds)
     finally:
         proc.close()
     stdout, stderr = proc.stdout, proc.stderr
-    if max(proc.stdout_bytes, proc.stderr_bytes) >= OUTPUT_LIMIT_BYTES:
+    written = max(proc.stdout_bytes, proc.stderr_bytes) if output_before_search is None else output_before_search
+    if written >= OUTPUT_LIMIT_BYTES:
         run_status = Status.OUTPUT_LIMIT
         message = f"the submission wrote {OUTPUT_LIMIT_BYTES} bytes or more to stdout or stderr (the limit)"
     verdict = Verdict.from_cases(cases=cases, run_status=run_status, message=message, stdout=stdout,
-                                 stderr=stderr, seconds=round(time.perf_counter() - t0, 4), **base)
+                                 stderr=stderr, seconds=round(time.perf_counter() - t0, 4), counterexample=found,
+                                 **base)
     failure = proc.platform_failure if verdict.status == Status.INTERNAL_ERROR else None
     return verdict, failure
+
+
+def _size(path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -33,6 +33,33 @@ STARTUP_S = 120.0
 is the platform's problem, so running out of it is an internal error, not a time limit."""
 
 
+BUSY_CPU_SHARE = 0.05
+"""When the wall-clock backstop fires, a submission that got at least this share of one CPU over
+the wall time was running on a busy machine (a sleeping or waiting one uses almost none)."""
+
+
+def cpu_limit_message(used_s: float | None, limit_s: float, extra: str = "") -> str:
+    """"CPU time limit exceeded: 2.1 s used, the limit is 2 s" (``used_s``: the submission's own
+    CPU seconds, None if unknown)."""
+    used = f"{used_s:.1f} s used, " if used_s is not None else ""
+    return f"CPU time limit exceeded: {used}the limit is {limit_s:g} s{extra}"
+
+
+def wall_backstop_message(used_s: float | None, waited_s: float, wall_s: float, limit_s: float) -> str:
+    """Why the wall-clock backstop (``wall_s``) fired after ``waited_s`` wall seconds, from the CPU
+    seconds the submission used meanwhile: on a busy machine (it was running, but got too little
+    CPU to reach its CPU limit of ``limit_s``) or waiting or sleeping (it used almost no CPU)."""
+    if used_s is None:
+        return (f"the wall-clock backstop of {wall_s:g} s fired before the CPU limit of {limit_s:g} s "
+                "(the CPU time used is unknown here)")
+    used = f"{used_s:.1f} s of CPU time used of the {limit_s:g} s limit in {waited_s:.0f} s"
+    if used_s >= BUSY_CPU_SHARE * waited_s:
+        return (f"the wall-clock backstop of {wall_s:g} s fired: your code was running ({used}), but the "
+                "machine was busy, so it got too little CPU to reach its CPU limit in time; it may loop "
+                "forever or be too slow")
+    return f"the wall-clock backstop of {wall_s:g} s fired: your code was waiting or sleeping ({used})"
+
+
 def read_capped(path, cap: int = STDOUT_SHOWN) -> tuple[str, int]:
     """(first ``cap`` bytes of the file as text, with a note if cut; the file's full size)."""
     try:
@@ -168,6 +195,9 @@ class SubmissionProcess:
         self.hello: dict = {}
         self.internal_error: Exception | None = None
         self.cpu_used = 0.0
+        self.startup_cpu = 0.0
+        """CPU seconds the child had used when it said hello, before the submission's code existed
+        (the harness's start-up: an import of torch on a cold start); not the submission's."""
         self.returncode: int | None = None
         self.stdout, self.stderr, self.stdout_bytes, self.stderr_bytes = "", "", 0, 0
         self._send_lock = threading.Lock()
@@ -178,6 +208,9 @@ class SubmissionProcess:
         self.started = time.monotonic()
         self.waited = 0.0
         self.ready = False
+        self.wall_deadline: float | None = None
+        """A time.monotonic() instant after which no wait on the child goes on (the counterexample
+        search's budget); None: only the wall backstop ``wall_s`` applies."""
         self.child = self.launcher(device=device, mode=mode)
         self.mode = self.child.mode
         self.chan = Channel(self.child.sock, proxy_hook=self._hook, proxy_factory=self._resolve,
@@ -256,6 +289,8 @@ class SubmissionProcess:
             why = msg.get("error") if isinstance(msg, dict) else None
             raise self._platform(f"the child process failed to set up: {str(why or msg)[:300]}")
         self.hello = msg
+        cpu = msg.get("cpu")
+        self.startup_cpu = float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e6 else 0.0
         pool = getattr(self.child, "pool", None)
         if pool is not None:
             pool.failures = 0
@@ -297,7 +332,7 @@ class SubmissionProcess:
         if self.child.platform_failure:
             return self._platform(f"{self.child.platform_failure} {fallback}")
         if sig == 24 or (sig == 9 and cpu >= self.time_s):
-            return self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded")
+            return self._fail(Status.TIME_LIMIT, cpu_limit_message(self._own(cpu), self.time_s))
         if sig == 25:
             return self._fail(Status.OUTPUT_LIMIT, "output file size limit exceeded")
         if "bad_alloc" in err or "Cannot allocate memory" in err or "MemoryError" in err:
@@ -305,6 +340,21 @@ class SubmissionProcess:
         if sig:
             return self._fail(Status.RUNTIME_ERROR, f"the submission process was killed by {SIGNALS.get(sig, f'signal {sig}')} {fallback}")
         return self._fail(Status.RUNTIME_ERROR, f"the submission process exited with code {rc} {fallback}")
+
+    def _own(self, cpu: float | None) -> float | None:
+        """The submission's share of ``cpu`` (the child's CPU seconds): without the start-up."""
+        return None if cpu is None else max(0.0, cpu - self.startup_cpu)
+
+    def _tree_cpu(self) -> float | None:
+        """CPU seconds of the running child and what it started: its uid's processes, or the
+        harness process itself when it runs unsandboxed without a uid of its own; None if unknown
+        (bubblewrap without a pool uid: the process we hold is bwrap, not the harness)."""
+        uid = self.child.uid_used
+        if uid is not None:
+            return sandbox.uid_cpu_seconds(uid)
+        if self.mode == "none":
+            return sandbox.pid_cpu_seconds(self.child.proc.pid)
+        return None
 
     def _wait_readable(self, deadline: float) -> None:
         """Wait for the next frame until ``deadline`` (time.monotonic), checking every 0.25 s the
@@ -320,9 +370,9 @@ class SubmissionProcess:
                 return
             if self.cancel is not None and self.cancel.is_set():
                 raise self._fail(Status.RUNTIME_ERROR, "the grading was cancelled")
-            if uid is not None and sandbox.uid_cpu_seconds(uid) > self.tree_cpu_s:
-                raise self._fail(Status.TIME_LIMIT, f"CPU time limit of {self.time_s:g} s exceeded "
-                                 "(counting every process the submission started)")
+            if uid is not None and (tree := sandbox.uid_cpu_seconds(uid)) > self.tree_cpu_s:
+                raise self._fail(Status.TIME_LIMIT, cpu_limit_message(
+                    self._own(tree), self.time_s, ", counting every process your code started"))
 
     def _recv_reply(self) -> dict:
         """Receive frames until a reply to the current call; serve proxy calls meanwhile. One
@@ -332,12 +382,17 @@ class SubmissionProcess:
                 raise self.dead
             t0 = time.monotonic()
             deadline = t0 + self.remaining()
+            if self.wall_deadline is not None:
+                deadline = min(deadline, self.wall_deadline)
             try:
                 self._wait_readable(deadline)
                 msg = self.chan.recv(deadline=deadline)
             except socket.timeout:
-                raise self._fail(Status.TIME_LIMIT, f"wall-clock limit of {self.wall_s:g} s exceeded "
-                                 "(the submission was waiting or sleeping)") from None
+                if self.wall_deadline is not None and time.monotonic() >= self.wall_deadline:
+                    raise self._fail(Status.TIME_LIMIT, "the counterexample search's time ran out") from None
+                used = self._own(self._tree_cpu())
+                message = wall_backstop_message(used, self.waited + time.monotonic() - t0, self.wall_s, self.time_s)
+                raise self._fail(Status.TIME_LIMIT, message) from None
             except FrameTooLarge as e:
                 raise self._fail(Status.OUTPUT_LIMIT, f"the submission sent too much data: {e}") from None
             except WireClosed:

@@ -299,16 +299,18 @@ def uid_processes(uid: int) -> list[int]:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def pid_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system, with its reaped children's) of process ``pid``; None if gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / _TICK  # utime, stime, cutime, cstime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def uid_cpu_seconds(uid: int) -> float:
     """CPU seconds (user + system) of the live processes of ``uid``: a fork loop's whole tree."""
-    total = 0
-    for pid in uid_processes(uid):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-        except (OSError, IndexError, ValueError):
-            continue
-    return total / _TICK
+    return sum(s for pid in uid_processes(uid) if (s := pid_cpu_seconds(pid)) is not None)
 
 
 def kill_uid(uid: int) -> int:

@@ -65,8 +65,10 @@ class SubmissionPublic(BaseModel):
     created_at: datetime
     started_at: datetime | None = Field(None, description="when a worker began grading it (UTC)")
     finished_at: datetime | None
-    cases: list[CaseResult] = Field(description="finished cases (live while running)")
-    verdict: Verdict | None
+    cases: list[CaseResult] = Field(description="finished cases (live while running); a public example's "
+                                    "detail holds its input, call, expected and got")
+    verdict: Verdict | None = Field(description="the whole verdict once done, with the counterexample after a "
+                                                "failing hidden case (withheld: found, not shown)")
     code: str | None = None
 
     @classmethod
