@@ -13,10 +13,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def run_examples_and_wait(page) -> str:
+    """Run the public examples; their verdict shows in the drawer's Examples tab (#examples)."""
     before = page.evaluate("[...document.querySelectorAll('.verdict')].map(v => v.id)")
     page.get_by_role("button", name="Run examples").click()
     handle = page.wait_for_function(
-        """old => { const v = document.querySelector('#verdict .verdict');
+        """old => { const v = document.querySelector('#examples .verdict');
                     return v && !old.includes(v.id) && v.dataset.state === 'done' ? v.id : null; }""",
         arg=before, timeout=240_000)
     return page.locator(f"#{handle.json_value()}").get_attribute("data-status")
@@ -26,7 +27,7 @@ def test_examples_show_input_expected_and_got_and_submit_shows_a_counterexample(
     page.goto("/exercises/sampling-order")
     paste_into_editor(page, WRONG)
     assert run_examples_and_wait(page) == "wrong_answer"
-    verdict = page.locator("#verdict .verdict")
+    verdict = page.locator("#examples .verdict")
     failing = verdict.locator("table.cases tr.fail")
     assert failing.count() == 1 and "statement-example-temperature-last" in failing.inner_text()
     detail = verdict.locator("table.cases tr.fail + tr.detail-row [data-testid=case-detail]")
