@@ -38,8 +38,15 @@ def admission() -> queue.AdmitFn | None:
     return None
 
 
+def assignments() -> dict:
+    """slug -> ``cohorts.Assigned``: the exercises assigned to the current user. None in local
+    mode; cohort mode replaces this with the assignments of the student's cohorts."""
+    return {}
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 CurrentUser = Annotated[int, Depends(current_user)]
 ExerciseDep = Annotated[catalog.Exercise, Depends(exercise_from_path)]
 Admission = Annotated[queue.AdmitFn | None, Depends(admission)]
+Assignments = Annotated[dict, Depends(assignments)]

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
 from ... import services
-from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
-from ..forms import read_form
+from ..deps import Admission, Assignments, CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from ..forms import FormDep
 from ..templating import templates
 from .submissions import verdict_context
 
@@ -20,11 +20,22 @@ def is_htmx(request: Request) -> bool:
 
 
 @router.get("/exercises")
-def exercise_list(request: Request, s: SessionDep, user: CurrentUser, track: str = "", collection: str = "",
-                  difficulty: str = "", kind: str = "", status: str = "", q: str = ""):
+def exercise_list(request: Request, s: SessionDep, user: CurrentUser, assignments: Assignments, track: str = "",
+                  collection: str = "", difficulty: str = "", kind: str = "", status: str = "", q: str = "",
+                  assigned: str = ""):
+    """The catalog, filtered; ``assigned`` (cohort mode) keeps the exercises assigned to the
+    student, soonest deadline first."""
     filters = dict(track=track, collection=collection, difficulty=difficulty, kind=kind, status=status, q=q)
     rows = services.exercise_rows(s, user, **filters)
-    return templates().TemplateResponse(request, "exercises.html", {"rows": rows, "f": filters, "nav": "exercises"})
+    if assigned:
+        rows = sorted((r for r in rows if r.slug in assignments), key=lambda r: deadline_order(assignments[r.slug]))
+    return templates().TemplateResponse(request, "exercises.html", {
+        "rows": rows, "f": {**filters, "assigned": assigned}, "assignments": assignments, "nav": "exercises"})
+
+
+def deadline_order(a) -> tuple:
+    """Sort key of a ``cohorts.Assigned``: soonest deadline first, those without one last."""
+    return (a.deadline is None, a.deadline or 0, a.slug)
 
 
 def exercise_context(s, user: int, ex) -> dict:
@@ -43,8 +54,9 @@ def exercise_context(s, user: int, ex) -> dict:
 
 
 @router.get("/exercises/{slug}")
-def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
+def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, assignments: Assignments):
     ctx = exercise_context(s, user, ex)
+    ctx["assignment"] = assignments.get(ex.slug)
     latest = ctx["history"][0] if ctx["history"] else None
     if latest is not None:
         ctx.update(verdict_context(s, latest))
@@ -53,8 +65,8 @@ def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: Curren
 
 
 @router.post("/exercises/{slug}/draft")
-async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
-    form = await read_form(request)
+def save_draft(request: Request, form: FormDep, ex: ExerciseDep, s: SessionDep, user: CurrentUser,
+               settings: SettingsDep):
     d = services.save_draft(s, user, ex.slug, form.get("code", ""), max_bytes=settings.max_code_bytes)
     if is_htmx(request) or request.headers.get("accept", "").startswith("text/plain"):
         return Response(f"Draft saved at {d.updated_at:%H:%M:%S} UTC", media_type="text/plain")
@@ -62,9 +74,8 @@ async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: Cur
 
 
 @router.post("/exercises/{slug}/submissions")
-async def submit(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep,
-                 admit: Admission):
-    form = await read_form(request)
+def submit(request: Request, form: FormDep, ex: ExerciseDep, s: SessionDep, user: CurrentUser,
+           settings: SettingsDep, admit: Admission):
     device = services.choose_device(ex, settings.device, request.app.state.devices)
     sub = services.create_submission(s, user, ex.slug, form.get("code", ""), str(form.get("kind", "submit")),
                                      device=device, max_bytes=settings.max_code_bytes, source="web", admit=admit)
