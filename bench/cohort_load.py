@@ -112,7 +112,8 @@ def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     procs = [subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
                                "inferprep.web.cohort_mode:create_from_env", "--host", "127.0.0.1",
-                               "--port", str(port), "--workers", str(args.web_workers), "--log-level", "warning"],
+                               "--port", str(port), "--workers", str(args.web_workers), "--log-level", "info",
+                               "--no-access-log", "--timeout-worker-healthcheck", "30"],   # as docs/hosting.md
                               env=env, cwd=ROOT, stderr=open(log_dir / "web.err", "w"))]
     for i in range(args.workers):
         cmd = [sys.executable, "-c", "from inferprep.cli import main; main()", "worker", "--device", "cpu",
@@ -147,7 +148,10 @@ class Stats:
 
 async def timed(stats: Stats, route: str, coro):
     t0 = time.perf_counter()
-    r = await coro
+    try:
+        r = await coro
+    except Exception as e:
+        raise RuntimeError(f"{route} after {time.perf_counter() - t0:.1f} s: {type(e).__name__}: {e}") from e
     stats.routes[route].append(time.perf_counter() - t0)
     return r
 
@@ -198,6 +202,8 @@ async def student(i: int, base: str, slug: str, code: str, args, stats: Stats) -
 
 # -- the profile ----------------------------------------------------------------------------------
 PROFILE_RATE = 200      # py-spy samples per second of each busy thread
+# innermost frames that wait rather than compute (--nonblocking sampling reports some as busy)
+IDLE_LEAVES = (".select", ".wait", "._recv", "._poll", ".poll", ".accept")
 
 
 def start_profiler(pid: int, out: Path) -> subprocess.Popen:
@@ -220,8 +226,8 @@ def cpu_by_route(raw: Path) -> dict[str, float]:
         if not n.isdigit():
             continue
         frames = stack.split(";")
-        if len(frames) < 2:         # the process's line only: no Python frame (a native thread)
-            continue
+        if len(frames) < 2 or frames[-1].split(" (")[0].endswith(IDLE_LEAVES):
+            continue                # no Python frame (a native thread), or a wait py-spy took for work
         names = [(f.split(" (")[0], f) for f in frames]
         label = next((handlers[name] for name, f in names if name in handlers and "web/" in f), None)
         if label is None:
@@ -234,6 +240,22 @@ def cpu_by_route(raw: Path) -> dict[str, float]:
                      "outside handlers: other")
         out[label] = out.get(label, 0.0) + int(n) / PROFILE_RATE
     return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -318,9 +340,16 @@ def main() -> int:
             profiler = start_profiler(procs[0].pid, args.profile / "web.txt")
         print(f"seeded {args.students} students and started in {time.perf_counter() - t0:.1f} s; "
               f"{args.students} students x {args.per_student} submissions over {args.ramp:g} s ...", file=sys.stderr)
+        cpu_web0, cpu_workers0 = cpu_seconds(procs[0].pid), sum(cpu_seconds(p.pid) for p in procs[1:])
+        cpu_client0 = time.process_time()
         t1 = time.perf_counter()
         stats = asyncio.run(run_students(base, args.slug, code, args))
         wall = time.perf_counter() - t1
+        cpu_web = cpu_seconds(procs[0].pid) - cpu_web0        # during the students' run only
+        cpu_workers = sum(cpu_seconds(p.pid) for p in procs[1:]) - cpu_workers0
+        cpu_client = time.process_time() - cpu_client0
+        restarts = sum(1 for line in open(log_dir / "web.err") if "died" in line)
+        load = os.getloadavg()[0]
         if profiler is not None:
             profiler.send_signal(signal.SIGINT)
             profiler.wait(120)
@@ -348,7 +377,9 @@ def main() -> int:
            "submit_p50_ms": 1000 * pct(stats.routes["POST /api/exercises/{slug}/submissions"], 50),
            "submit_p99_ms": 1000 * pct(stats.routes["POST /api/exercises/{slug}/submissions"], 99),
            "answered_429": stats.too_many,
-           "errors": len(stats.errors), **res, "cpus": os.cpu_count()}
+           "errors": len(stats.errors), **res, "cpus": os.cpu_count(), "load_average_1min": load,
+           "cpu_s_web": cpu_web, "cpu_s_workers": cpu_workers, "cpu_s_bench_client": cpu_client,
+           "web_workers_restarted": restarts}
     # every submission row the server wrote ended graded, each by exactly one grading (a client
     # timeout can hide a submission's id from the client; the row still counts here)
     exactly_once = (res["submissions"] == res["done"] == res["graded_once"]
@@ -371,6 +402,10 @@ def main() -> int:
               f"graded once, {res['graded_twice_or_more']} more than once, {res['never_graded']} never; "
               f"{res['first_attempt']} on the first attempt); client errors: {len(stats.errors)}, "
               f"submissions whose answer the client saw: {res['client_saw']}")
+        print(f"CPU: web {cpu_web:.1f} s ({1000 * cpu_web / max(1, sum(map(len, stats.routes.values()))):.1f} ms "
+              f"per request), grading workers {cpu_workers:.1f} s, this client {cpu_client:.1f} s; "
+              f"load average at the end {load:.1f} on {os.cpu_count()} CPUs; web workers killed and "
+              f"restarted by uvicorn's health check: {restarts}")
         print(f"{'route':42} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8}" + (f" {'CPU ms/req':>10}" if cpu else ""))
         for r, f in out["routes"].items():
             print(f"{r:42} {f['requests']:8d} {f['p50_ms']:8.0f} {f['p99_ms']:8.0f}"
