@@ -113,7 +113,8 @@ def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess
     procs = [subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
                                "inferprep.web.cohort_mode:create_from_env", "--host", "127.0.0.1",
                                "--port", str(port), "--workers", str(args.web_workers), "--log-level", "info",
-                               "--no-access-log", "--timeout-worker-healthcheck", "30"],   # as docs/hosting.md
+                               "--no-access-log", "--timeout-worker-healthcheck", "30",    # as docs/hosting.md
+                               "--timeout-keep-alive", "65"],
                               env=env, cwd=ROOT, stderr=open(log_dir / "web.err", "w"))]
     for i in range(args.workers):
         cmd = [sys.executable, "-c", "from inferprep.cli import main; main()", "worker", "--device", "cpu",
