@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 import cohort_fakes
+from live_server import live_server
 from inferprep import auth, catalog, cohorts, db
 from inferprep.models import utcnow
 from inferprep.settings import Settings
@@ -40,25 +38,15 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("assign-browser"), cohort_mode=True, secret_key=SECRET,
                         grading_threads=1, allow_unsandboxed=True)
-    app = create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    while not srv.started:
-        time.sleep(0.05)
-    with db.session_scope(settings.db_url) as s:
-        tina = auth.create_user(s, "tina@x.org", "Tina", "tina-password", is_instructor=True)
-        c = cohorts.create_cohort(s, "Browser cohort", instructor_id=tina.id)
-        ada = auth.sign_up(s, join_code=c.join_code, email="ada@x.org", name="Ada", password="ada-password")
-        cohorts.assign(s, c.id, SOON, utcnow() + timedelta(days=2))
-        cohorts.assign(s, c.id, LATE, utcnow() - timedelta(days=1))
-        tokens = {who.name: auth.create_session(s, who.id, secret=SECRET, hours=1) for who in (tina, ada)}
-    yield f"http://127.0.0.1:{port}", c.id, ada.id, tokens
-    srv.should_exit = True
-    t.join(10)
+    with live_server(create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))) as base:
+        with db.session_scope(settings.db_url) as s:      # after the start: it migrates the database
+            tina = auth.create_user(s, "tina@x.org", "Tina", "tina-password", is_instructor=True)
+            c = cohorts.create_cohort(s, "Browser cohort", instructor_id=tina.id)
+            ada = auth.sign_up(s, join_code=c.join_code, email="ada@x.org", name="Ada", password="ada-password")
+            cohorts.assign(s, c.id, SOON, utcnow() + timedelta(days=2))
+            cohorts.assign(s, c.id, LATE, utcnow() - timedelta(days=1))
+            tokens = {who.name: auth.create_session(s, who.id, secret=SECRET, hours=1) for who in (tina, ada)}
+        yield base, c.id, ada.id, tokens
 
 
 def signed_in(browser, base: str, token: str, width: int = 1366, height: int = 768):

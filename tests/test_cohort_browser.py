@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 import cohort_fakes
+from live_server import live_server
 from sqlmodel import select
 
 from inferprep import cohorts, db, services
@@ -37,22 +34,12 @@ SLUG = "sampling-order"
 def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("cohort-browser"), cohort_mode=True, secret_key=SECRET,
                         grading_threads=2, allow_unsandboxed=True)
-    app = create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    while not srv.started:
-        time.sleep(0.05)
-    with db.session_scope(settings.db_url) as s:
-        c = cohorts.create_cohort(s, "Browser cohort")
-        cohorts.assign(s, c.id, SLUG)
-        cohorts.set_policy(s, c.id, submissions_per_hour=2)
-    yield f"http://127.0.0.1:{port}", c.join_code, settings.db_url
-    srv.should_exit = True
-    t.join(10)
+    with live_server(create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))) as base:
+        with db.session_scope(settings.db_url) as s:
+            c = cohorts.create_cohort(s, "Browser cohort")
+            cohorts.assign(s, c.id, SLUG)
+            cohorts.set_policy(s, c.id, submissions_per_hour=2)
+        yield base, c.join_code, settings.db_url
 
 
 def test_sign_up_autosave_submit_429_sign_out(site):
