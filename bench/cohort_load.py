@@ -2,10 +2,15 @@
 PostgreSQL, two ``inferprep worker`` processes, N simulated students who sign in, browse and
 submit within a ramp (default 200 students, 2 submissions each, over 60 s).
 
-Prints p50 and p99 page latency (and of sign-in and submit separately), submissions graded per
-minute, the largest queue wait, and the count check: every submission graded exactly once
-(each fake grading logs its submission's marker; the check wants each marker once, every row
-``done`` on its first attempt).
+Prints p50 and p99 page latency (sign-in and submit separately) in all and per route,
+submissions graded per minute, the largest queue wait, and the count check: every submission
+graded exactly once (each fake grading logs its submission's marker; the check wants each
+marker once, every row ``done`` on its first attempt).
+
+``--profile DIR`` samples the web processes with py-spy (``pip install py-spy``) for the whole
+run and prints the CPU milliseconds per request of each route: the samples whose stack holds
+that route's handler, over the requests the students made to it; samples outside any handler
+(sign-in's dependency, the session lookup, middleware, the server) are listed apart.
 
 The judge is replaced by a fake grading that sleeps ``--grade-seconds`` (the queue and the web
 are under test; ``bench/runner.py`` measures the judge). ``--real-judge`` grades the exercise's
@@ -107,7 +112,9 @@ def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     procs = [subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
                                "inferprep.web.cohort_mode:create_from_env", "--host", "127.0.0.1",
-                               "--port", str(port), "--workers", str(args.web_workers), "--log-level", "warning"],
+                               "--port", str(port), "--workers", str(args.web_workers), "--log-level", "info",
+                               "--no-access-log", "--timeout-worker-healthcheck", "30",    # as docs/hosting.md
+                               "--timeout-keep-alive", "65"],
                               env=env, cwd=ROOT, stderr=open(log_dir / "web.err", "w"))]
     for i in range(args.workers):
         cmd = [sys.executable, "-c", "from inferprep.cli import main; main()", "worker", "--device", "cpu",
@@ -119,20 +126,34 @@ def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess
 
 
 # -- the students ---------------------------------------------------------------------------------
+# route -> the handler function whose py-spy samples are that route's CPU
+ROUTES = {"GET /login": "login_page", "POST /login (sign-in)": "login", "GET /cohort": "cohort_page",
+          "GET /exercises": "exercise_list", "GET /exercises/{slug}": "exercise_page",
+          "POST /api/exercises/{slug}/submissions": "create_submission",
+          "GET /submissions/{id}/verdict": "verdict_fragment", "GET /progress": "progress_page"}
+NOT_PAGES = ("POST /login (sign-in)", "POST /api/exercises/{slug}/submissions")
+
+
 class Stats:
     def __init__(self):
-        self.pages: list[float] = []
-        self.signin: list[float] = []
-        self.submit: list[float] = []
+        self.routes: dict[str, list[float]] = {r: [] for r in ROUTES}
         self.errors: list[str] = []
         self.too_many = 0
         self.sub_ids: list[int] = []
 
+    @property
+    def pages(self) -> list[float]:
+        """Every page request's latency (s): all routes but sign-in and submit."""
+        return [x for r, xs in self.routes.items() if r not in NOT_PAGES for x in xs]
 
-async def timed(stats_list, coro):
+
+async def timed(stats: Stats, route: str, coro):
     t0 = time.perf_counter()
-    r = await coro
-    stats_list.append(time.perf_counter() - t0)
+    try:
+        r = await coro
+    except Exception as e:
+        raise RuntimeError(f"{route} after {time.perf_counter() - t0:.1f} s: {type(e).__name__}: {e}") from e
+    stats.routes[route].append(time.perf_counter() - t0)
     return r
 
 
@@ -141,15 +162,16 @@ async def student(i: int, base: str, slug: str, code: str, args, stats: Stats) -
     await asyncio.sleep(random.uniform(0, args.ramp))
     async with httpx.AsyncClient(base_url=base, timeout=args.timeout, follow_redirects=False) as c:
         try:
-            r = await timed(stats.pages, c.get("/login"))
-            r = await timed(stats.signin, c.post("/login", data={
+            r = await timed(stats, "GET /login", c.get("/login"))
+            r = await timed(stats, "POST /login (sign-in)", c.post("/login", data={
                 "email": f"student{i}@bench.test", "password": PASSWORD, "next": "/cohort",
                 "csrf_token": c.cookies.get("inferprep_csrf", "")}))
             if r.status_code != 303:
                 stats.errors.append(f"student {i}: sign-in {r.status_code}")
                 return
-            for path in ("/cohort", "/exercises", f"/exercises/{slug}"):
-                r = await timed(stats.pages, c.get(path))
+            for route, path in (("GET /cohort", "/cohort"), ("GET /exercises", "/exercises"),
+                                ("GET /exercises/{slug}", f"/exercises/{slug}")):
+                r = await timed(stats, route, c.get(path))
                 if r.status_code != 200:
                     stats.errors.append(f"student {i}: {path} {r.status_code}")
             csrf = re.search(r'name="csrf-token" content="([^"]+)"', r.text).group(1)
@@ -157,7 +179,7 @@ async def student(i: int, base: str, slug: str, code: str, args, stats: Stats) -
                 body = {"code": f"# bench {i}-{k} {uuid.uuid4().hex[:6]}\n{code}", "kind": "submit",
                         "idempotency_key": uuid.uuid4().hex}
                 while True:
-                    r = await timed(stats.submit, c.post(f"/api/exercises/{slug}/submissions", json=body,
+                    r = await timed(stats, "POST /api/exercises/{slug}/submissions", c.post(f"/api/exercises/{slug}/submissions", json=body,
                                                          headers={"X-CSRF-Token": csrf}))
                     if r.status_code != 429:
                         break
@@ -170,13 +192,71 @@ async def student(i: int, base: str, slug: str, code: str, args, stats: Stats) -
                 stats.sub_ids.append(sub_id)
                 while True:      # the page polls its verdict fragment once a second
                     await asyncio.sleep(1.0)
-                    r = await timed(stats.pages, c.get(f"/submissions/{sub_id}/verdict",
+                    r = await timed(stats, "GET /submissions/{id}/verdict", c.get(f"/submissions/{sub_id}/verdict",
                                                        headers={"HX-Request": "true"}))
                     if 'data-state="done"' in r.text or r.status_code != 200:
                         break
-                await timed(stats.pages, c.get("/progress"))
+                await timed(stats, "GET /progress", c.get("/progress"))
         except Exception as e:  # noqa: BLE001 - a bench reports, it does not stop
             stats.errors.append(f"student {i}: {type(e).__name__}: {e}")
+
+
+# -- the profile ----------------------------------------------------------------------------------
+PROFILE_RATE = 200      # py-spy samples per second of each busy thread
+# innermost frames that wait rather than compute (--nonblocking sampling reports some as busy)
+IDLE_LEAVES = (".select", ".wait", "._recv", "._poll", ".poll", ".accept")
+
+
+def start_profiler(pid: int, out: Path) -> subprocess.Popen:
+    """py-spy sampling ``pid`` and its children (uvicorn's worker processes) into ``out`` (raw stacks)."""
+    exe = Path(sys.executable).with_name("py-spy")
+    if not exe.exists():
+        raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
+    return subprocess.Popen([str(exe), "record", "--pid", str(pid), "--subprocesses", "--nonblocking",
+                             "--rate", str(PROFILE_RATE), "--format", "raw", "--output", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=open(out.with_suffix(".err"), "w"))
+
+
+def cpu_by_route(raw: Path) -> dict[str, float]:
+    """CPU seconds per route (keys of ``ROUTES``) and per part outside any handler, from py-spy's
+    raw stacks (each sample is 1 / PROFILE_RATE s of one busy thread)."""
+    handlers = {fn: route for route, fn in ROUTES.items()}
+    out: dict[str, float] = {}
+    for line in raw.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        frames = stack.split(";")
+        if len(frames) < 2 or frames[-1].split(" (")[0].endswith(IDLE_LEAVES):
+            continue                # no Python frame (a native thread), or a wait py-spy took for work
+        names = [(f.split(" (")[0], f) for f in frames]
+        label = next((handlers[name] for name, f in names if name in handlers and "web/" in f), None)
+        if label is None:
+            fns = {name for name, _ in names}
+            label = ("outside handlers: signed_in (session lookup)" if "signed_in" in fns else
+                     "outside handlers: database session" if "get_session" in fns else
+                     "outside handlers: uvicorn, h11" if any("uvicorn/" in f or "h11/" in f for f in frames) else
+                     "outside handlers: starlette, fastapi" if any("starlette/" in f or "fastapi/" in f
+                                                                   for f in frames) else
+                     "outside handlers: other")
+        out[label] = out.get(label, 0.0) + int(n) / PROFILE_RATE
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -233,6 +313,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="a request's client-side timeout, seconds")
     ap.add_argument("--keep", action="store_true", help="keep the database")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--profile", type=Path, metavar="DIR",
+                    help="sample the web processes with py-spy and print CPU ms per request by route")
     args = ap.parse_args()
 
     from inferprep import catalog
@@ -253,11 +335,25 @@ def main() -> int:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
+        profiler = None
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+            profiler = start_profiler(procs[0].pid, args.profile / "web.txt")
         print(f"seeded {args.students} students and started in {time.perf_counter() - t0:.1f} s; "
               f"{args.students} students x {args.per_student} submissions over {args.ramp:g} s ...", file=sys.stderr)
+        cpu_web0, cpu_workers0 = cpu_seconds(procs[0].pid), sum(cpu_seconds(p.pid) for p in procs[1:])
+        cpu_client0 = time.process_time()
         t1 = time.perf_counter()
         stats = asyncio.run(run_students(base, args.slug, code, args))
         wall = time.perf_counter() - t1
+        cpu_web = cpu_seconds(procs[0].pid) - cpu_web0        # during the students' run only
+        cpu_workers = sum(cpu_seconds(p.pid) for p in procs[1:]) - cpu_workers0
+        cpu_client = time.process_time() - cpu_client0
+        restarts = sum(1 for line in open(log_dir / "web.err") if "died" in line)
+        load = os.getloadavg()[0]
+        if profiler is not None:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(120)
         time.sleep(1.0)
         res = check(url, log_dir / "gradings.log", stats.sub_ids)
     finally:
@@ -276,15 +372,25 @@ def main() -> int:
            "workers": args.workers, "concurrency": args.concurrency, "web_workers": args.web_workers,
            "grade_s": "real judge" if args.real_judge else args.grade_seconds, "wall_s": wall,
            "page_requests": len(stats.pages), "page_p50_ms": 1000 * pct(stats.pages, 50),
-           "page_p99_ms": 1000 * pct(stats.pages, 99), "signin_p50_ms": 1000 * pct(stats.signin, 50),
-           "signin_p99_ms": 1000 * pct(stats.signin, 99), "submit_p50_ms": 1000 * pct(stats.submit, 50),
-           "submit_p99_ms": 1000 * pct(stats.submit, 99), "answered_429": stats.too_many,
-           "errors": len(stats.errors), **res, "cpus": os.cpu_count()}
+           "page_p99_ms": 1000 * pct(stats.pages, 99),
+           "signin_p50_ms": 1000 * pct(stats.routes["POST /login (sign-in)"], 50),
+           "signin_p99_ms": 1000 * pct(stats.routes["POST /login (sign-in)"], 99),
+           "submit_p50_ms": 1000 * pct(stats.routes["POST /api/exercises/{slug}/submissions"], 50),
+           "submit_p99_ms": 1000 * pct(stats.routes["POST /api/exercises/{slug}/submissions"], 99),
+           "answered_429": stats.too_many,
+           "errors": len(stats.errors), **res, "cpus": os.cpu_count(), "load_average_1min": load,
+           "cpu_s_web": cpu_web, "cpu_s_workers": cpu_workers, "cpu_s_bench_client": cpu_client,
+           "web_workers_restarted": restarts}
     # every submission row the server wrote ended graded, each by exactly one grading (a client
     # timeout can hide a submission's id from the client; the row still counts here)
     exactly_once = (res["submissions"] == res["done"] == res["graded_once"]
                     and not res["graded_twice_or_more"] and not res["never_graded"])
     out["exactly_once"] = exactly_once
+    cpu = cpu_by_route(args.profile / "web.txt") if args.profile else {}
+    out["routes"] = {r: {"requests": len(xs), "p50_ms": 1000 * pct(xs, 50), "p99_ms": 1000 * pct(xs, 99),
+                         **({"cpu_ms_per_request": 1000 * cpu.get(r, 0.0) / len(xs)} if cpu and xs else {})}
+                     for r, xs in stats.routes.items()}
+    out["cpu_s_outside_handlers"] = {k: v for k, v in cpu.items() if k not in ROUTES}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -297,6 +403,16 @@ def main() -> int:
               f"graded once, {res['graded_twice_or_more']} more than once, {res['never_graded']} never; "
               f"{res['first_attempt']} on the first attempt); client errors: {len(stats.errors)}, "
               f"submissions whose answer the client saw: {res['client_saw']}")
+        print(f"CPU: web {cpu_web:.1f} s ({1000 * cpu_web / max(1, sum(map(len, stats.routes.values()))):.1f} ms "
+              f"per request), grading workers {cpu_workers:.1f} s, this client {cpu_client:.1f} s; "
+              f"load average at the end {load:.1f} on {os.cpu_count()} CPUs; web workers killed and "
+              f"restarted by uvicorn's health check: {restarts}")
+        print(f"{'route':42} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8}" + (f" {'CPU ms/req':>10}" if cpu else ""))
+        for r, f in out["routes"].items():
+            print(f"{r:42} {f['requests']:8d} {f['p50_ms']:8.0f} {f['p99_ms']:8.0f}"
+                  + (f" {f.get('cpu_ms_per_request', float('nan')):10.1f}" if cpu else ""))
+        for k, v in sorted(out["cpu_s_outside_handlers"].items(), key=lambda kv: -kv[1]):
+            print(f"{k:60} {1000 * v / max(1, out['page_requests']):6.1f} CPU ms per page request")
     for e in stats.errors[:10]:
         print("error:", e, file=sys.stderr)
     return 0 if exactly_once and not stats.errors else 1

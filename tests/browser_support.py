@@ -1,19 +1,15 @@
-"""What the fast browser tests share: an app served by uvicorn in a thread (a fake judge grades,
-so no test waits on a real grading) and Debian's chromium through Playwright."""
+"""What the fast browser tests share: Debian's chromium through Playwright (the app is served by
+``live_server.live_server``, in a thread, with a fake judge: no test waits on a real grading)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
@@ -26,27 +22,6 @@ PHONE = {"width": 390, "height": 844}
 
 def chromium_path() -> str | None:
     return CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
-
-
-@contextmanager
-def served(app) -> Iterator[str]:
-    """Serve ``app`` on a free local port for the block; yields the base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        if not t.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        srv.should_exit = True
-        t.join(10)
 
 
 @contextmanager

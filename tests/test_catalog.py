@@ -25,6 +25,21 @@ def test_valid_folder_loads(tmp_path):
     assert ex.slug == "my-ex" and ex.module == "my_ex" and ex.meta.limits.time_s == 2
 
 
+def test_a_loaded_folder_is_reused_until_one_of_its_files_changes(tmp_path):
+    d = make(tmp_path)
+    first = catalog.load_exercise_dir(d)
+    assert catalog.load_exercise_dir(d) is first                       # unchanged: not parsed again
+    toml = (d / "exercise.toml").read_text()
+    (d / "exercise.toml").write_text(toml.replace(f'title = "{first.meta.title}"', 'title = "Renamed"'))
+    assert catalog.load_exercise_dir(d).meta.title == "Renamed"
+    assert first.statement and catalog.load_exercise_dir(d).statement == first.statement
+    (d / "statement.md").write_text("# Now\n\nNew words.\n")
+    assert catalog.load_exercise_dir(d).statement == "# Now\n\nNew words.\n"
+    (d / "stub.py").unlink()
+    with pytest.raises(catalog.MalformedExercise, match="stub.py"):
+        catalog.load_exercise_dir(d)
+
+
 @pytest.mark.parametrize("edit,needle", [
     (lambda t: t.replace('track = "kernels"', 'track = "cooking"'), "track"),
     (lambda t: t.replace('sources = ["JS-21"]', 'sources = ["Q21"]'), "question ID"),

@@ -13,6 +13,7 @@ import pytest
 
 import browser_support as bs
 import cohort_fakes
+from live_server import live_server
 from sqlmodel import select
 
 from inferprep import cohorts, db, services
@@ -35,7 +36,7 @@ def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("cohort-browser"), cohort_mode=True, secret_key=SECRET,
                         grading_threads=2, allow_unsandboxed=True)
     app = create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))
-    with bs.served(app) as base:
+    with live_server(app) as base:
         with db.session_scope(settings.db_url) as s:
             c = cohorts.create_cohort(s, "Browser cohort")
             cohorts.assign(s, c.id, SLUG)

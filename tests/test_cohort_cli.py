@@ -4,12 +4,7 @@ loopback with an API token (a fake judge grades: the wire is under test)."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 
 from inferprep import auth, cohorts, db
@@ -18,6 +13,7 @@ from inferprep.settings import Settings
 from inferprep.web import create_app
 
 import cohort_fakes
+from live_server import live_server
 
 SECRET = "k" * 40
 SLUG = "sampling-order"
@@ -27,20 +23,8 @@ SLUG = "sampling-order"
 def server(tmp_path):
     settings = Settings(data_dir=tmp_path, cohort_mode=True, secret_key=SECRET, grading_threads=2,
                         allow_unsandboxed=True, lease_seconds=10)
-    app = create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield settings, f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    t.join(10)
+    with live_server(create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))) as base:
+        yield settings, base
 
 
 def test_admin_cohort_and_submit_commands(server, tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 from sqlmodel import select
 
 import browser_support as bs
+from live_server import live_server
 from browser_support import browser, errors  # noqa: F401 (fixtures)
 import cohort_fakes
 from inferprep import auth, cohorts, db, services
@@ -37,7 +38,7 @@ def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("cohort-layout"), cohort_mode=True, secret_key=SECRET,
                         grading_threads=1, allow_unsandboxed=True)
     app = create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))
-    with bs.served(app) as base:
+    with live_server(app) as base:
         with db.session_scope(settings.db_url) as s:
             teacher = auth.create_user(s, "teacher@x.org", "Teacher", PASSWORD, is_instructor=True)
             student = auth.create_user(s, "student@x.org", "Student", PASSWORD)

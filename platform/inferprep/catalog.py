@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import re
+import threading
 import tomllib
 from dataclasses import dataclass
 from enum import Enum
@@ -273,9 +275,38 @@ class Exercise:
 REQUIRED_FILES = ("exercise.toml", "statement.md", "stub.py", "examples.py", "editorial.md")
 
 
+# folder -> (the stat signature of its files when read, the exercise read then): the web reads
+# the catalog on every page, and parsing and validating 60 TOML files costs ~40 ms of CPU.
+_loaded: dict[Path, tuple[tuple, Exercise]] = {}
+_loaded_lock = threading.Lock()
+
+
+def _signature(folder: Path) -> tuple | None:
+    """(mtime ns, size, inode) of each file ``load_exercise_dir`` reads; None if one is missing."""
+    try:
+        return tuple((st.st_mtime_ns, st.st_size, st.st_ino) for st in (os.stat(folder / f) for f in REQUIRED_FILES))
+    except OSError:
+        return None
+
+
 def load_exercise_dir(folder: Path) -> Exercise:
-    """Read and validate one exercise folder. Raises ``MalformedExercise`` naming the problem."""
+    """Read and validate one exercise folder. Raises ``MalformedExercise`` naming the problem.
+
+    The result is reused while none of the folder's files changes (same mtime, size and inode);
+    an edited, added or removed file is read afresh on the next call."""
     folder = Path(folder)
+    sig = _signature(folder)
+    hit = _loaded.get(folder)
+    if sig is not None and hit is not None and hit[0] == sig:
+        return hit[1]
+    ex = _read_exercise_dir(folder)
+    if sig is not None:
+        with _loaded_lock:
+            _loaded[folder] = (sig, ex)
+    return ex
+
+
+def _read_exercise_dir(folder: Path) -> Exercise:
     missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
     if missing:
         raise MalformedExercise(f"{folder}: missing {', '.join(missing)} (see DESIGN.md, the exercise contract)")

@@ -40,7 +40,8 @@ class TooManyRequests(ServiceError):
         self.retry_after = max(1, int(retry_after))
 
 
-def _aware(t: datetime | None) -> datetime | None:
+def aware(t: datetime | None) -> datetime | None:
+    """``t`` as an aware UTC time (SQLite returns naive ones); None stays None."""
     return t if t is None or t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
@@ -163,7 +164,7 @@ def assign(s: Session, cohort_id: int, slug: str, deadline: datetime | None = No
     ensure_exercise_row(s, ex)
     a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == ex.slug)).first()
     a = a or Assignment(cohort_id=cohort_id, slug=ex.slug)
-    a.deadline = _aware(deadline)
+    a.deadline = aware(deadline)
     s.add(a)
     s.commit()
     return a
@@ -181,6 +182,52 @@ def assignments(s: Session, cohort_id: int) -> list[Assignment]:
                        .order_by(Assignment.deadline.is_(None), Assignment.deadline, Assignment.slug)).all())
 
 
+def exercise_by_name(name: str) -> str:
+    """The slug of the exercise ``name`` names: its slug, or its title (any case, spaces trimmed),
+    as the instructor's assign box accepts either. ``BadRequest`` naming the closest titles otherwise."""
+    import difflib
+    from .services import catalog_exercises
+    text = " ".join((name or "").split())
+    if not text:
+        raise BadRequest("name the exercise to assign (its title or slug)")
+    exercises = catalog_exercises()
+    for ex in exercises:
+        if text == ex.slug or text.casefold() == ex.meta.title.casefold():
+            return ex.slug
+    titles = [ex.meta.title for ex in exercises]
+    close = difflib.get_close_matches(text, titles, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; pick one from the list"
+    raise BadRequest(f"no exercise is titled {text[:200]!r}{hint}")
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """An exercise assigned to a student: the earliest deadline (UTC; None: none) among the
+    cohorts they study in that assign it, and whether that deadline had passed when read."""
+    slug: str
+    deadline: datetime | None
+    past_due: bool
+
+    def overdue(self, status: str) -> bool:
+        """Past the deadline and not solved (``status`` as in ``services.status_map``)."""
+        return self.past_due and status != "solved"
+
+
+def assigned_to(s: Session, user_id: int, now: datetime | None = None) -> dict[str, Assigned]:
+    """slug -> ``Assigned`` for every exercise assigned to a cohort ``user_id`` is a student of."""
+    now = now or utcnow()
+    rows = s.exec(select(Assignment.slug, Assignment.deadline)
+                  .join(Membership, Membership.cohort_id == Assignment.cohort_id)
+                  .where(Membership.user_id == user_id, Membership.role == Role.STUDENT.value)).all()
+    out: dict[str, Assigned] = {}
+    for slug, deadline in rows:
+        deadline = aware(deadline)
+        old = out.get(slug)
+        if old is None or (deadline is not None and (old.deadline is None or deadline < old.deadline)):
+            out[slug] = Assigned(slug, deadline, deadline is not None and deadline <= now)
+    return out
+
+
 def release_check(s: Session, user_id: int, slug: str, now: datetime | None = None) -> None:
     """Raise ``Locked`` if a cohort the user studies in withholds this editorial and reference
     (the caller has already checked the user's own pass)."""
@@ -193,8 +240,8 @@ def release_check(s: Session, user_id: int, slug: str, now: datetime | None = No
             raise Locked("your cohort's instructors keep editorials and references closed")
         if unlock == Unlock.AFTER_DEADLINE.value:
             a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == slug)).first()
-            if a is not None and (a.deadline is None or _aware(a.deadline) > now):
-                when = f"after the deadline ({_aware(a.deadline):%Y-%m-%d %H:%M} UTC)" if a.deadline else \
+            if a is not None and (a.deadline is None or aware(a.deadline) > now):
+                when = f"after the deadline ({aware(a.deadline):%Y-%m-%d %H:%M} UTC)" if a.deadline else \
                     "when your instructors set a deadline"
                 raise Locked(f"the editorial and the reference of an assigned exercise open {when}")
 
@@ -227,7 +274,7 @@ def check_capacity(s: Session, user_id: int, *, queue_limit: int, now: datetime 
                                                         Submission.created_at > since)
                     .order_by(Submission.created_at.desc()).limit(limit)).all()
     if len(recent) >= limit:
-        oldest = _aware(recent[-1])
+        oldest = aware(recent[-1])
         wait = (oldest + timedelta(seconds=RATE_WINDOW_S) - now).total_seconds()
         seconds = int(wait) + 1
         raise TooManyRequests(f"your cohort allows {limit} gradings an hour; the next one in "
@@ -297,7 +344,7 @@ def matrix(s: Session, cohort: Cohort) -> Matrix:
     last activity; per exercise the pass rate and the hidden cases failed most often."""
     assigned = assignments(s, cohort.id)
     slugs = [a.slug for a in assigned]
-    deadlines = {a.slug: _aware(a.deadline) for a in assigned}
+    deadlines = {a.slug: aware(a.deadline) for a in assigned}
     studs = students(s, cohort.id)
     cells: dict[tuple[int, str], Cell] = defaultdict(Cell)
     fails: dict[str, Counter] = defaultdict(Counter)
@@ -310,7 +357,7 @@ def matrix(s: Session, cohort: Cohort) -> Matrix:
             if state == JobState.CANCELLED.value:
                 continue   # no verdict: not an attempt
             c = cells[(uid, slug)]
-            created = _aware(created)
+            created = aware(created)
             c.last = max(c.last, created) if c.last else created
             c.attempts += 1
             if c.status == "untouched":

@@ -45,11 +45,19 @@ def engine_for(url: str) -> Engine:
                 eng = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
                 event.listen(eng, "connect", _sqlite_pragmas)
             else:
-                # up to 40 connections: one per thread of the web's thread pool (anyio's default
-                # 40), so slow requests wait for a thread, never time out waiting for a connection
+                # up to 40 connections, one per thread of the web's thread pool (anyio's default
+                # 40); the web admits no more requests at once than that (``web.inflight``)
                 eng = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=30, pool_timeout=120)
             _engines[url] = eng
         return _engines[url]
+
+
+def pool_capacity(url: str) -> int:
+    """The most connections the engine of ``url`` holds at once (its pool's size plus overflow;
+    40 for a pool without a bound, one connection per thread)."""
+    pool = engine_for(url).pool
+    overflow = getattr(pool, "_max_overflow", None)      # QueuePool's bound (no public accessor)
+    return pool.size() + overflow if isinstance(overflow, int) and overflow >= 0 else 40
 
 
 def insert_or_ignore(s: Session, model, **values) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import browser_support as bs
+from live_server import live_server
 from browser_support import browser, errors  # noqa: F401 (fixtures)
 import cohort_fakes
 from inferprep.settings import Settings
@@ -27,7 +28,7 @@ PAGE = f"/exercises/{SLUG}"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("layout-browser"), grading_threads=1)
-    with bs.served(create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))) as base:
+    with live_server(create_app(settings, grade=cohort_fakes.grade, devices=("cpu",))) as base:
         yield base
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from server_support import serving
+from live_server import live_server
 from inferprep.settings import Settings
 from inferprep.verdict import CaseResult, Status, Verdict
 from inferprep.web import create_app
@@ -48,7 +48,7 @@ def fake_grade(exercise, code, *, device, public, progress, salt=None, cancel=No
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("live-browser"), grading_threads=2)
-    with serving(create_app(settings, grade=fake_grade, devices=("cpu",))) as base:
+    with live_server(create_app(settings, grade=fake_grade, devices=("cpu",))) as base:
         yield base
 
 

@@ -28,6 +28,7 @@ from .api import exercises as api_exercises
 from .api import progress as api_progress
 from .api import scratch as api_scratch
 from .api import submissions as api_submissions
+from .inflight import InFlightLimit
 from .pages import dashboard, events, exercises, progress, submissions
 from .templating import templates
 
@@ -94,6 +95,9 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
                 return JSONResponse({"detail": f"the request body is not UTF-8 text ({e.reason} at byte {e.start})"},
                                     status_code=422)
         return await call_next(request)
+
+    # no more requests at once than database connections, less the embedded grading threads'
+    app.add_middleware(InFlightLimit, limit=max(4, db.pool_capacity(settings.db_url) - settings.grading_threads - 2))
 
     @app.exception_handler(ServiceError)
     async def service_error(request: Request, exc: ServiceError):

@@ -6,6 +6,8 @@ What it changes, without touching the pages and API of local mode:
   else the session cookie); anyone else gets 401 on ``/api``, from an htmx request or when
   asking for JSON, and a redirect to ``/login`` on a page. Every service call of local mode is already scoped by that user id, so a student sees
   only their own drafts, submissions and progress.
+- ``deps.assignments`` gives the exercises assigned to the student's cohorts, with their
+  deadlines (the "Assigned to me" filter, the badge on an exercise's page).
 - ``deps.admission`` applies backpressure: a new grading (a submission, or a retry the student
   asks for) while the queue is full or the student's hourly limit is spent answers 429 with
   ``Retry-After``. The check runs in the transaction that inserts the submission, under the
@@ -77,6 +79,10 @@ def signed_in_id(user: SignedIn) -> int:
 
 def cohort_exercise(slug: str, user: SignedIn) -> catalog.Exercise:
     return services.get_exercise(cohorts.valid_slug(slug))     # no path traversal, no over-long names
+
+
+def cohort_assignments(s: deps.SessionDep, user: SignedIn) -> dict[str, cohorts.Assigned]:
+    return cohorts.assigned_to(s, user.id)
 
 
 def cohort_admission(request: Request) -> queue.AdmitFn:
@@ -181,6 +187,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     app.dependency_overrides[deps.current_user] = signed_in_id
     app.dependency_overrides[deps.exercise_from_path] = cohort_exercise
     app.dependency_overrides[deps.admission] = cohort_admission
+    app.dependency_overrides[deps.assignments] = cohort_assignments
     app.add_middleware(CSRFMiddleware, secret=settings.secret_key)
 
     @app.exception_handler(LoginRequired)

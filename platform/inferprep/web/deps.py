@@ -46,8 +46,15 @@ def announce_cancel(request: Request, sub_id: int) -> None:
     hub.publish(notify.SUBMISSION, sub_id)
 
 
+def assignments() -> dict:
+    """slug -> ``cohorts.Assigned``: the exercises assigned to the current user. None in local
+    mode; cohort mode replaces this with the assignments of the student's cohorts."""
+    return {}
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 CurrentUser = Annotated[int, Depends(current_user)]
 ExerciseDep = Annotated[catalog.Exercise, Depends(exercise_from_path)]
 Admission = Annotated[queue.AdmitFn | None, Depends(admission)]
+Assignments = Annotated[dict, Depends(assignments)]

@@ -1,11 +1,17 @@
 """Strict form parsing: the code a user posts must be UTF-8 (422 otherwise), never silently
-"repaired" with replacement characters as a lenient parser would."""
+"repaired" with replacement characters as a lenient parser would.
+
+``FormDep`` reads the form as a dependency, on the event loop, so that a handler taking it can be
+a plain ``def``: FastAPI runs those in its thread pool, where their database calls and password
+hashing do not stall every other request of the process (an ``async def`` handler runs on the
+event loop itself)."""
 
 from __future__ import annotations
 
+from typing import Annotated
 from urllib.parse import parse_qsl
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 from ..services import BadRequest, NotUTF8
 
@@ -25,3 +31,6 @@ async def read_form(request: Request) -> dict[str, str | bytes]:
             out[k] = await v.read() if hasattr(v, "read") else v
         return out
     raise BadRequest("expected a form (application/x-www-form-urlencoded or multipart/form-data)")
+
+
+FormDep = Annotated[dict[str, str | bytes], Depends(read_form)]

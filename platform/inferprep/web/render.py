@@ -37,7 +37,9 @@ def _md() -> MarkdownIt:
     return md
 
 
+@lru_cache(maxsize=256)
 def markdown(text: str) -> Markup:
+    """``text`` rendered; cached by the text (statements and editorials come back on every page)."""
     return Markup(_md().render(text))
 
 
@@ -69,6 +71,7 @@ def split_rules(text: str) -> tuple[str, str | None, str]:
     return "\n".join(lines[:start]), "\n".join(lines[start + 1:end]), "\n".join(lines[end:])
 
 
+@lru_cache(maxsize=128)
 def statement(text: str) -> Markup:
     """A statement's HTML with its "## Exact rules" section folded (``<details>``): the page leads
     with "In short" and keeps the accepted types, errors and tolerances one click away."""

@@ -18,7 +18,7 @@ from ..cohorts import TooManyRequests
 from ..services import ServiceError
 from .cohort_mode import PRE_COOKIE, SESSION_COOKIE, SignedIn, new_pre_token, safe_next
 from .deps import SessionDep, SettingsDep
-from .forms import read_form
+from .forms import FormDep
 from .templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -65,8 +65,7 @@ def login_page(request: Request, next: str = "/", signed_up: int = 0):
 
 
 @router.post("/login")
-async def login(request: Request, s: SessionDep, settings: SettingsDep):
-    form = await read_form(request)
+def login(request: Request, form: FormDep, s: SessionDep, settings: SettingsDep):
     target = safe_next(str(form.get("next", "/")))
     email = str(form.get("email", ""))
     if not _pre_ok(request, form):
@@ -86,8 +85,7 @@ def signup_page(request: Request, code: str = ""):
 
 
 @router.post("/signup")
-async def signup(request: Request, s: SessionDep, settings: SettingsDep):
-    form = await read_form(request)
+def signup(request: Request, form: FormDep, s: SessionDep, settings: SettingsDep):
     fields = {k: str(form.get(k, "")) for k in ("code", "email", "name")}
     if not _pre_ok(request, form):
         return _page(request, "auth_signup.html", {**fields, "error": "the form expired; try again"}, 403)
@@ -120,8 +118,7 @@ def account_page(request: Request, s: SessionDep, user: SignedIn):
 
 
 @router.post("/account/password")
-async def change_password(request: Request, s: SessionDep, settings: SettingsDep, user: SignedIn):
-    form = await read_form(request)
+def change_password(request: Request, form: FormDep, s: SessionDep, settings: SettingsDep, user: SignedIn):
     if str(form.get("new", "")) != str(form.get("repeat", "")):
         return _account(request, s, user, error="the new passwords differ", status=422)
     try:
@@ -137,8 +134,7 @@ async def change_password(request: Request, s: SessionDep, settings: SettingsDep
 
 
 @router.post("/account/tokens")
-async def create_token(request: Request, s: SessionDep, settings: SettingsDep, user: SignedIn):
-    form = await read_form(request)
+def create_token(request: Request, form: FormDep, s: SessionDep, settings: SettingsDep, user: SignedIn):
     _, token = auth.create_api_token(s, user.id, str(form.get("name", "")), secret=settings.secret_key)
     return _account(request, s, user, new_token=token)
 

@@ -1,4 +1,5 @@
-"""The student's cohort page: the assigned exercises, their deadlines and the student's status."""
+"""The student's cohort page: the assigned exercises, soonest deadline first, with the student's
+status and whether the deadline has passed unsolved (overdue)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from fastapi import APIRouter, Request
 
 from .. import cohorts, services
 from ..cohort_models import Unlock
-from ..models import Role
+from ..models import Role, utcnow
 from .cohort_mode import SignedIn
 from .deps import SessionDep
 from .templating import templates
@@ -21,6 +22,7 @@ UNLOCK_TEXT = {Unlock.ON_PASS.value: "after your own passing submission",
 @router.get("/cohort")
 def cohort_page(request: Request, s: SessionDep, user: SignedIn):
     status = services.status_map(s, user.id)
+    now = utcnow()
     rows = []
     for c in cohorts.cohorts_of(s, user, Role.STUDENT.value):
         p = cohorts.policy(s, c.id)
@@ -30,8 +32,10 @@ def cohort_page(request: Request, s: SessionDep, user: SignedIn):
                 title = services.get_exercise(a.slug).meta.title
             except services.NotFound:       # removed from the catalog since it was assigned
                 continue
-            items.append({"slug": a.slug, "title": title, "deadline": a.deadline,
-                          "status": status.get(a.slug, "untouched")})
+            deadline = cohorts.aware(a.deadline)
+            items.append({"slug": a.slug, "title": title, "deadline": deadline,
+                          "status": status.get(a.slug, "untouched"),
+                          "overdue": deadline is not None and deadline <= now and status.get(a.slug) != "solved"})
         rows.append({"cohort": c, "unlock": UNLOCK_TEXT.get(p.unlock, p.unlock),
                      "per_hour": p.submissions_per_hour, "items": items})
     teaching = cohorts.cohorts_of(s, user, Role.INSTRUCTOR.value) if not user.is_admin else []

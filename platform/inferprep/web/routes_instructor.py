@@ -19,7 +19,7 @@ from ..services import BadRequest, NotFound
 from .api.schemas import SubmissionPublic
 from .cohort_mode import SignedIn
 from .deps import SessionDep
-from .forms import read_form
+from .forms import FormDep
 from .templating import templates
 
 router = APIRouter(prefix="/teach", include_in_schema=False)
@@ -50,9 +50,8 @@ def teach_home(request: Request, s: SessionDep, user: SignedIn):
 
 
 @router.post("/cohorts")
-async def create_cohort(request: Request, s: SessionDep, user: SignedIn):
+def create_cohort(request: Request, form: FormDep, s: SessionDep, user: SignedIn):
     _need_teacher(user)
-    form = await read_form(request)
     c = cohorts.create_cohort(s, str(form.get("name", "")), instructor_id=user.id)
     return RedirectResponse(f"/teach/cohorts/{c.id}", status_code=303)
 
@@ -69,14 +68,13 @@ def cohort_matrix(request: Request, cohort_id: int, s: SessionDep, user: SignedI
             titles[slug] = slug
     return templates().TemplateResponse(request, "cohort_matrix.html", {
         "m": m, "c": c, "titles": titles, "policy": cohorts.policy(s, c.id), "unlocks": list(Unlock),
-        "all_slugs": [e.slug for e in services.catalog_exercises()],
+        "catalog": services.catalog_exercises(),
         "signup_url": f"{request.base_url}signup?code={c.join_code}", "nav": "teach"})
 
 
 @router.post("/cohorts/{cohort_id}/policy")
-async def set_policy(request: Request, cohort_id: int, s: SessionDep, user: SignedIn):
+def set_policy(request: Request, form: FormDep, cohort_id: int, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
-    form = await read_form(request)
     try:
         per_hour = int(str(form.get("submissions_per_hour", "")).strip() or -1)
     except ValueError:
@@ -87,10 +85,10 @@ async def set_policy(request: Request, cohort_id: int, s: SessionDep, user: Sign
 
 
 @router.post("/cohorts/{cohort_id}/assignments")
-async def assign(request: Request, cohort_id: int, s: SessionDep, user: SignedIn):
+def assign(request: Request, form: FormDep, cohort_id: int, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
-    form = await read_form(request)
-    cohorts.assign(s, c.id, str(form.get("slug", "")), _parse_deadline(str(form.get("deadline", ""))))
+    slug = cohorts.exercise_by_name(str(form.get("exercise", "")))      # a title or a slug
+    cohorts.assign(s, c.id, slug, _parse_deadline(str(form.get("deadline", ""))))
     return RedirectResponse(f"/teach/cohorts/{c.id}#policy", status_code=303)
 
 
@@ -117,18 +115,51 @@ def student_page(request: Request, cohort_id: int, user_id: int, s: SessionDep, 
                                                                          "subs": subs, "nav": "teach"})
 
 
+@router.get("/cohorts/{cohort_id}/students/{user_id}/exercises/{slug}")
+def student_exercise_page(request: Request, cohort_id: int, user_id: int, slug: str, s: SessionDep,
+                          user: SignedIn):
+    """One student's submissions for one exercise (a cell of the matrix)."""
+    c = cohorts.teaching_cohort(s, user, cohort_id)
+    student = cohorts.student_of(s, c.id, user_id)
+    ex = services.get_exercise(cohorts.valid_slug(slug))
+    subs = services.list_submissions(s, student.id, ex.slug, limit=500)
+    return templates().TemplateResponse(request, "cohort_student.html", {"c": c, "student": student, "ex": ex,
+                                                                         "subs": subs, "nav": "teach"})
+
+
 @router.get("/submissions/{sub_id}")
-def submission_page(request: Request, sub_id: int, s: SessionDep, user: SignedIn):
+def submission_page(request: Request, sub_id: int, s: SessionDep, user: SignedIn, rejudge: str = ""):
     sub = cohorts.submission_for_teacher(s, user, sub_id)
-    return templates().TemplateResponse(request, "cohort_submission.html", _sub_ctx(s, sub))
+    return templates().TemplateResponse(request, "cohort_submission.html",
+                                        {**_sub_ctx(s, sub), "rejudge": REJUDGE_TEXT.get(rejudge)})
+
+
+@router.get("/submissions/{sub_id}/row")
+def submission_row(request: Request, sub_id: int, s: SessionDep, user: SignedIn, rejudge: str = ""):
+    """A submission's row of the student pages; while it waits or grades, the row asks for
+    itself again a second later (htmx), so a rejudged row shows its new verdict when it exists."""
+    sub = cohorts.submission_for_teacher(s, user, sub_id)
+    return templates().TemplateResponse(request, "_cohort_sub_row.html",
+                                        {"sub": sub, "rejudge": rejudge if rejudge in REJUDGE_TEXT else ""})
+
+
+REJUDGE_TEXT = {"queued": "Queued for rejudging: the verdict below updates when it is graded.",
+                "busy": "Not queued again: this submission is already waiting or being graded."}
 
 
 @router.post("/submissions/{sub_id}/rejudge")
 def rejudge(request: Request, sub_id: int, s: SessionDep, user: SignedIn):
+    """Grade a finished submission again. From the student pages (htmx) the answer is the
+    submission's row, which follows the grading; otherwise the submission's page."""
     sub = cohorts.submission_for_teacher(s, user, sub_id)
-    if cohorts.rejudge(s, sub.id) and request.app.state.worker is not None:
+    queued = cohorts.rejudge(s, sub.id)
+    if queued and request.app.state.worker is not None:
         request.app.state.worker.wake()
-    return RedirectResponse(f"/teach/submissions/{sub.id}", status_code=303)
+    outcome = "queued" if queued else "busy"
+    if request.headers.get("hx-request") == "true":
+        sub = cohorts.submission_for_teacher(s, user, sub_id)
+        return templates().TemplateResponse(request, "_cohort_sub_row.html", {"sub": sub, "rejudge": outcome})
+    return RedirectResponse(f"/teach/submissions/{sub.id}?rejudge={outcome}", status_code=303)
 
 
 def _sub_ctx(s, sub: Submission) -> dict:

@@ -28,4 +28,6 @@ def templates() -> Jinja2Templates:
                          collections=list(catalog.Collection), difficulties=list(catalog.Difficulty),
                          kinds=list(catalog.Kind))
     t.env.filters.update(markdown=render.markdown, statement=render.statement, without_title=render.without_title, python=render.python, status_label=_label)
+    for name in t.env.list_templates(extensions=["html"]):   # compile now, not in a first request
+        t.env.get_template(name)
     return t

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 
 from ... import services
-from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
-from ..forms import read_form
+from ..deps import Admission, Assignments, CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from ..forms import FormDep
 from ..templating import templates
 from .submissions import verdict_context, verdict_parts
 
@@ -20,11 +20,22 @@ def is_htmx(request: Request) -> bool:
 
 
 @router.get("/exercises")
-def exercise_list(request: Request, s: SessionDep, user: CurrentUser, track: str = "", collection: str = "",
-                  difficulty: str = "", kind: str = "", status: str = "", q: str = ""):
+def exercise_list(request: Request, s: SessionDep, user: CurrentUser, assignments: Assignments, track: str = "",
+                  collection: str = "", difficulty: str = "", kind: str = "", status: str = "", q: str = "",
+                  assigned: str = ""):
+    """The catalog, filtered; ``assigned`` (cohort mode) keeps the exercises assigned to the
+    student, soonest deadline first."""
     filters = dict(track=track, collection=collection, difficulty=difficulty, kind=kind, status=status, q=q)
     rows = services.exercise_rows(s, user, **filters)
-    return templates().TemplateResponse(request, "exercises.html", {"rows": rows, "f": filters, "nav": "exercises"})
+    if assigned:
+        rows = sorted((r for r in rows if r.slug in assignments), key=lambda r: deadline_order(assignments[r.slug]))
+    return templates().TemplateResponse(request, "exercises.html", {
+        "rows": rows, "f": {**filters, "assigned": assigned}, "assignments": assignments, "nav": "exercises"})
+
+
+def deadline_order(a) -> tuple:
+    """Sort key of a ``cohorts.Assigned``: soonest deadline first, those without one last."""
+    return (a.deadline is None, a.deadline or 0, a.slug)
 
 
 def exercise_context(s, user: int, ex) -> dict:
@@ -40,8 +51,10 @@ def exercise_context(s, user: int, ex) -> dict:
 
 
 @router.get("/exercises/{slug}")
-def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
+def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep,
+                  assignments: Assignments):
     ctx = exercise_context(s, user, ex)
+    ctx["assignment"] = assignments.get(ex.slug)
     for kind in ("run", "submit"):    # the latest of each: Examples and Result show them
         latest = next((h for h in ctx["history"] if h.kind == kind), None)
         ctx[f"{kind}_verdict"] = verdict_parts(s, latest) if latest is not None else None
@@ -50,8 +63,8 @@ def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: Curren
 
 
 @router.post("/exercises/{slug}/draft")
-async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep):
-    form = await read_form(request)
+def save_draft(request: Request, form: FormDep, ex: ExerciseDep, s: SessionDep, user: CurrentUser,
+               settings: SettingsDep):
     d = services.save_draft(s, user, ex.slug, form.get("code", ""), max_bytes=settings.max_code_bytes)
     message = f"Draft saved at {d.updated_at:%H:%M:%S} UTC"
     if "application/json" in request.headers.get("accept", ""):   # the editor's autosave
@@ -62,9 +75,8 @@ async def save_draft(request: Request, ex: ExerciseDep, s: SessionDep, user: Cur
 
 
 @router.post("/exercises/{slug}/submissions")
-async def submit(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser, settings: SettingsDep,
-                 admit: Admission):
-    form = await read_form(request)
+def submit(request: Request, form: FormDep, ex: ExerciseDep, s: SessionDep, user: CurrentUser,
+           settings: SettingsDep, admit: Admission):
     device = services.choose_device(ex, settings.device, request.app.state.devices)
     sub = services.create_submission(s, user, ex.slug, form.get("code", ""), str(form.get("kind", "submit")),
                                      device=device, max_bytes=settings.max_code_bytes, source="web", admit=admit)
