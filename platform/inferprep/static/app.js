@@ -149,7 +149,9 @@
     if (!form) return;
     var q = new URLSearchParams(location.search);
     Array.prototype.forEach.call(form.elements, function (el) {
-      if (el.name) el.value = q.get(el.name) || "";
+      if (!el.name) return;
+      if (el.type === "checkbox") el.checked = q.getAll(el.name).indexOf(el.value) >= 0;   // keep its value
+      else el.value = q.get(el.name) || "";
     });
   }
 
