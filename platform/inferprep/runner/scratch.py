@@ -17,15 +17,11 @@ import time
 from ..catalog import Exercise
 from ..verdict import SCRATCH_OK, ScratchResult, Status
 from . import sandbox
-from .harness import SUBMISSION_FILE
+from .harness import SHOWN_NAME, SUBMISSION_FILE
 from .judge import OUTPUT_LIMIT_BYTES, PLATFORM_RETRIES, load_submission
 from .process import RunFailed, SubmissionProcess, SubmissionRaised, reported_cpu
 
 log = logging.getLogger("inferprep.scratch")
-
-SOLUTION_NAME = "solution.py"
-"""What tracebacks call the submission's file (the child's copy has a sandbox path)."""
-
 
 def run(exercise: Exercise, code: str, snippet: str, *, device: str = "cpu", sandbox_mode: str | None = None,
         launcher=None) -> ScratchResult:
@@ -60,7 +56,7 @@ def _run_once(exercise: Exercise, code: str, snippet: str, *, device: str, sandb
         proc = SubmissionProcess(code, exercise.meta.entrypoints, time_s=limits.time_s,
                                  memory_mib=limits.memory_mib, device=device, mode=mode,
                                  output_bytes=OUTPUT_LIMIT_BYTES, launcher=launcher,
-                                 forbidden=exercise.meta.forbidden)
+                                 forbidden=exercise.meta.forbidden, requires=exercise.meta.requires)
     except Exception as e:  # noqa: BLE001
         log.exception("cannot start the sandbox")
         msg = f"cannot start the sandbox: {e}"
@@ -91,8 +87,10 @@ def _run_once(exercise: Exercise, code: str, snippet: str, *, device: str, sandb
 
 
 def _renamer(workdir: str | None):
-    """A function that names the child's copy of the submission ``solution.py`` in a text."""
+    """A function that names the child's copy of the submission ``solution.py`` in a text (the child
+    compiles it under that name already; this catches the path wherever else it shows, e.g. a
+    printed ``__file__``)."""
     if not workdir:
         return lambda text: text
     path = f"{workdir.rstrip('/')}/{SUBMISSION_FILE}"
-    return lambda text: text.replace(path, SOLUTION_NAME)
+    return lambda text: text.replace(path, SHOWN_NAME)
