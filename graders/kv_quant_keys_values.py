@@ -77,12 +77,17 @@ def _kivi_args(gen, dev, H, L0, S, D, bits_k, bits_v, group, R, dtype=torch.floa
     return (kp, vp, qs, ks, vs, bits_k, bits_v, group, R)
 
 
-def _grid_input(trial: Trial, shape, bits: int) -> torch.Tensor:
-    """Values on a half-step grid between a power-of-two-scaled min and max: every .5 is a tie."""
+def _grid_input(trial: Trial, shape, bits: int, group: int, layout: str) -> torch.Tensor:
+    """Values on a half-step grid, every group spanning exactly 2^bits - 1 steps of a power of two
+    from the same min: the group's scale is that step and every odd half-step is a rounding tie."""
     scale = 2.0 ** trial.rng.randint(-2, 2)
     lo = trial.rng.randint(-4, 4) * scale
-    steps = torch.randint(0, 2 * (2 ** bits - 1) + 1, shape, generator=trial.generator(), dtype=torch.int64)
-    steps.view(-1)[0], steps.view(-1)[-1] = 0, 2 * (2 ** bits - 1)
+    top = 2 * (2 ** bits - 1)
+    steps = torch.randint(0, top + 1, shape, generator=trial.generator(), dtype=torch.int64)
+    if layout == "per_token":       # groups run along the channels
+        steps[..., ::group], steps[..., 1::group] = 0, top
+    else:                           # groups run along the tokens
+        steps[::group], steps[1::group] = 0, top
     return (lo + steps.to(torch.float64) * (scale / 2)).to(torch.float32)
 
 
@@ -93,15 +98,15 @@ def _ce_quant(g: Grading, ref, trial: Trial) -> None:
     shape = (n, group * rng.randint(1, 2)) if layout == "per_token" else (group * rng.randint(1, 2), n)
     mode = rng.choice(["grid", "grid", "decimals", "constant", "random"])
     if mode == "grid":
-        x = _grid_input(trial, shape, bits)
+        x = _grid_input(trial, shape, bits, group, layout)
     elif mode == "decimals":     # float32 multiples of 0.05: x * (1 / scale) misses some of x / scale's ties
         x = torch.randint(0, 7, shape, generator=trial.generator()).to(torch.float32) * 0.05
     elif mode == "constant":     # some groups hold one value
         x = torch.full(shape, rng.choice([0.0, 1.25, -3.0]), dtype=torch.float32)
         x.view(-1)[: x.numel() // 2] = torch.randn(x.numel() // 2, generator=trial.generator())
     else:
-        x = (make_k if layout == "per_channel" else make_v)(shape, trial.generator(),
-                                                            n_outliers=min(3, shape[-1]))
+        x = make_k(shape, trial.generator(), n_outliers=min(3, shape[-1])) if layout == "per_channel" else \
+            make_v(shape, trial.generator())
     x = x.to(g.device)
     g.show_input(x=x, bits=bits, group=group, layout=layout)
     c, s, z = _check_quant(g, ref, x, bits, group, layout)
