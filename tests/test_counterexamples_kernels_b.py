@@ -2,15 +2,17 @@
 variant gets one, and replaying that trial separates the variant from the reference; the reference
 fails none of the first trials of any kind the grader aims at."""
 
+import importlib.util
+
 import pytest
 
 from runner_support import ROOT
-from test_counterexamples import _grader, run_trial
+from test_counterexamples import _grader
 from inferprep import catalog
-from inferprep.grading import Grading
+from inferprep.grading import Grading, WrongAnswer
 from inferprep.grading import counterexample as ce
 from inferprep.runner import judge, sandbox
-from inferprep.runner.process import SubmissionProcess
+from inferprep.runner.process import SubmissionProcess, SubmissionRaised
 from inferprep.verdict import INPUT_CHECKS, Status
 
 WRONG = {
@@ -21,10 +23,37 @@ WRONG = {
     "niah-vs-perplexity": "cheat_always_rope",
     "rope": "bf16_positions",
     "sliding-window-tiles": "off_by_one_window",
+    "triton-softmax": "no_max_subtraction",
 }
+NEEDS_TRITON = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+SLUGS = [pytest.param(s, marks=NEEDS_TRITON) if s.startswith("triton-") else s for s in sorted(WRONG)]
 
 
-@pytest.mark.parametrize("slug", sorted(WRONG))
+def _start(ex, code: str) -> SubmissionProcess:
+    """A sandboxed child for ``code`` as the judge starts it (forbidden shortcuts, Triton prepared)."""
+    proc = SubmissionProcess(code, ex.meta.entrypoints, time_s=ex.meta.limits.time_s,
+                             memory_mib=ex.meta.limits.memory_mib, mode=sandbox.sandbox_mode(None),
+                             forbidden=ex.meta.forbidden, requires=ex.meta.requires)
+    assert proc.start().get("op") == "ready"
+    return proc
+
+
+def run_trial(ex, code: str, trial: ce.Trial, salt: int) -> str | None:
+    """The failure ``code`` shows on one counterexample trial (the wrong answer or the exception),
+    or None when it passes."""
+    proc = _start(ex, code)
+    try:
+        g = Grading(proc, device="cpu", public=False, reference_path=ex.reference_path, salt=salt)
+        try:
+            _grader(ex).counterexample(g, trial)
+        except (WrongAnswer, SubmissionRaised) as e:
+            return str(e)
+        return None
+    finally:
+        proc.close()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
 def test_wrong_variant_gets_a_counterexample_that_really_fails(slug):
     ex = catalog.get(slug)
     wrong = (ROOT / "tests" / "wrong" / ex.module / f"{WRONG[slug]}.py").read_text()
@@ -41,16 +70,14 @@ def test_wrong_variant_gets_a_counterexample_that_really_fails(slug):
     assert run_trial(ex, ex.reference_path.read_text(), ce.trial_of(salt, trial, failed), salt) is None
 
 
-@pytest.mark.parametrize("slug", sorted(WRONG))
+@pytest.mark.parametrize("slug", SLUGS)
 def test_reference_fails_no_trial(slug):
     """Every kind the grader aims at (its case-name prefixes), over the first sizes."""
     ex = catalog.get(slug)
     grader = _grader(ex)
     prefixes = sorted(getattr(grader, "_CE_KINDS", {})) or ["specimen "]
-    proc = SubmissionProcess(ex.reference_path.read_text(), ex.meta.entrypoints, time_s=ex.meta.limits.time_s,
-                             memory_mib=ex.meta.limits.memory_mib, mode=sandbox.sandbox_mode(None))
+    proc = _start(ex, ex.reference_path.read_text())
     try:
-        assert proc.start().get("op") == "ready"
         g = Grading(proc, device="cpu", public=False, reference_path=ex.reference_path, salt=7)
         g.results = []
         for prefix in prefixes:
