@@ -77,7 +77,8 @@ def _triples(g: Grading) -> list[tuple[str, tuple]]:
 
 
 def _ce_window(trial: Trial, n: int) -> int | None:
-    return trial.rng.choice([None, 1, trial.rng.randint(1, n + 3), n, n + 1])
+    """No window, 1, anywhere up to the sequence, at it, or past it (a window wider than the prompt is causal)."""
+    return trial.rng.choice([None, 1, trial.rng.randint(1, n), n, n + 1, n + trial.rng.randint(2, 40)])
 
 
 def counterexample(g: Grading, trial: Trial) -> None:
