@@ -12,7 +12,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_equal, expect_tensor, fail
 
 
 def make_k(shape, gen, n_outliers=3, dtype=torch.float32, chans=None):
@@ -75,6 +75,90 @@ def _kivi_args(gen, dev, H, L0, S, D, bits_k, bits_v, group, R, dtype=torch.floa
     ks = make_k((S, H, D), gen, dtype=dtype, chans=chans).to(dev)
     vs = make_v((S, H, D), gen, dtype=dtype).to(dev)
     return (kp, vp, qs, ks, vs, bits_k, bits_v, group, R)
+
+
+def _grid_input(trial: Trial, shape, bits: int, group: int, layout: str) -> torch.Tensor:
+    """Values on a half-step grid, every group spanning exactly 2^bits - 1 steps of a power of two
+    from the same min: the group's scale is that step and every odd half-step is a rounding tie."""
+    scale = 2.0 ** trial.rng.randint(-2, 2)
+    lo = trial.rng.randint(-4, 4) * scale
+    top = 2 * (2 ** bits - 1)
+    steps = torch.randint(0, top + 1, shape, generator=trial.generator(), dtype=torch.int64)
+    if layout == "per_token":       # groups run along the channels
+        steps[..., ::group], steps[..., 1::group] = 0, top
+    else:                           # groups run along the tokens
+        steps[::group], steps[1::group] = 0, top
+    return (lo + steps.to(torch.float64) * (scale / 2)).to(torch.float32)
+
+
+def _ce_quant(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    bits, group, layout = rng.randint(1, 8), rng.choice([2, 3, 4]), rng.choice(["per_token", "per_channel"])
+    n = trial.size
+    shape = (n, group * rng.randint(1, 2)) if layout == "per_token" else (group * rng.randint(1, 2), n)
+    mode = rng.choice(["grid", "grid", "decimals", "constant", "random"])
+    if mode == "grid":
+        x = _grid_input(trial, shape, bits, group, layout)
+    elif mode == "decimals":     # float32 multiples of 0.05: x * (1 / scale) misses some of x / scale's ties
+        x = torch.randint(0, 7, shape, generator=trial.generator()).to(torch.float32) * 0.05
+    elif mode == "constant":     # some groups hold one value
+        x = torch.full(shape, rng.choice([0.0, 1.25, -3.0]), dtype=torch.float32)
+        x.view(-1)[: x.numel() // 2] = torch.randn(x.numel() // 2, generator=trial.generator())
+    else:
+        x = make_k(shape, trial.generator(), n_outliers=min(3, shape[-1])) if layout == "per_channel" else \
+            make_v(shape, trial.generator())
+    x = x.to(g.device)
+    g.show_input(x=x, bits=bits, group=group, layout=layout)
+    c, s, z = _check_quant(g, ref, x, bits, group, layout)
+    got = g.call("dequantize_groups", c.to(g.device), s.to(g.device), z.to(g.device), group, layout)
+    _close(got, ref.dequantize_groups(c, s, z, group, layout), "dequantized")
+
+
+def _ce_kivi(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    group = rng.choice([2, 4])
+    R = group * rng.randint(1, 3)
+    D = group * rng.randint(1, 2)
+    L0 = rng.randint(1, 2 * R + 1)
+    S = rng.randint(0, trial.size * group + 1)
+    bk, bv = rng.randint(1, 4), rng.randint(1, 4)
+    dtype = rng.choice([torch.float32, torch.float32, torch.float16])
+    args = _kivi_args(trial.generator(), g.device, rng.randint(1, 2), L0, S, D, bk, bv, group, R, dtype,
+                      rng.sample(range(D), 1))
+    g.show_input(**dict(zip(("k_prefill", "v_prefill", "q_steps", "k_steps", "v_steps", "bits_k", "bits_v",
+                             "group", "residual"), args)))
+    _check_kivi(g, ref, args)
+
+
+def _ce_roads(g: Grading, ref, trial: Trial) -> None:
+    rng, gen = trial.rng, trial.generator()
+    L, D, bits, mult = 4 * trial.size, 8, rng.choice([2, 4, 8]), rng.choice([0.25, 1.0, 4.0, 16.0])
+    k, v = make_k((L, D), gen, n_outliers=1), make_v((L, D), gen)
+    q = torch.randn(rng.randint(1, 3), D, generator=gen)
+    k_hat = ref.dequantize_groups(*ref.quantize_groups(k, bits, 4, "per_channel"), 4, "per_channel")
+    v_hat = ref.dequantize_groups(*ref.quantize_groups(v, bits, 4, "per_token"), 4, "per_token")
+    args = (q.to(g.device), k.to(g.device), v.to(g.device), k_hat.to(g.device), v_hat.to(g.device),
+            mult / math.sqrt(D))
+    g.show_input(**dict(zip(("q", "k", "v", "k_hat", "v_hat", "sm_scale"), args)))
+    got = g.call("error_roads", *args)
+    want = ref.error_roads(*args)
+    if not isinstance(got, dict):
+        fail("error_roads must return a dict")
+    for key in ("k_only", "v_only", "k_linear", "v_linear", "entropy"):
+        if key not in got:
+            fail(f"missing key {key!r}")
+        expect_close(got[key], want[key], name=key, rtol=1e-6)
+
+
+_CE_KINDS = {"quant-": "quant", "kivi-": "kivi", "roads-": "roads"}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh input of the failed case's kind: a quantizer call (tie grids, float32
+    decimals, constant groups, outlier keys), a KIVI cache run (tiny heads, groups and residual),
+    or the error roads on a few tokens."""
+    kind = trial.pick(_CE_KINDS) or "quant"
+    {"quant": _ce_quant, "kivi": _ce_kivi, "roads": _ce_roads}[kind](g, g.reference(), trial)
 
 
 def grade(g: Grading) -> None:

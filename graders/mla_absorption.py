@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_tensor, fail
 from inferprep.specs import A100_SXM_80GB, B200, DEEPSEEK_V3, H100_SXM, H200_SXM, LLAMA_3_1_70B, DType
 
 TOL = {torch.float64: (1e-9, 1e-12), torch.float32: (1e-4, 1e-4), torch.bfloat16: (8e-3, 1e-5),
@@ -109,6 +109,103 @@ def _expect_int(got, want: int, what: str) -> None:
         fail(f"{what}: got {got}, which is not the count for this config")
 
 
+def _check_cost(g: Grading, ref, model, mode: str, T: int, kvd: DType) -> None:
+    want = ref.mla_decode_cost(model, mode, q_len=T, kv_dtype=kvd)
+    got = g.call("mla_decode_cost", model, mode, q_len=T, kv_dtype=kvd)
+    if not isinstance(got, dict) or set(got) != set(want):
+        fail(f"expected a dict with exactly the keys {sorted(want)}")
+    for k in ("flops_per_cached_token", "flops_per_query_token"):
+        _expect_int(got[k], want[k], k)
+    expect_close(got["bytes_per_cached_token"], want["bytes_per_cached_token"], rtol=1e-12,
+                 name="bytes_per_cached_token")
+    expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
+
+
+def _check_regime(g: Grading, ref, model, gpu, mode: str, T: int, kvd: DType, md: DType) -> None:
+    want = ref.mla_regime(model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
+    got = g.call("mla_regime", model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
+    if not isinstance(got, dict) or set(got) != set(want):
+        fail(f"expected a dict with exactly the keys {sorted(want)}")
+    expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
+    expect_close(got["ridge"], want["ridge"], rtol=1e-9, name="ridge")
+    if got["regime"] != want["regime"]:
+        fail(f"regime: got {str(got['regime'])[:40]!r}, which is the wrong side of the ridge")
+
+
+def _random_mla(trial: Trial):
+    rng = trial.rng
+    dn, dr = 16 * rng.randint(1, 8), 16 * rng.randint(1, 4)
+    return dataclasses.replace(DEEPSEEK_V3, name="small made-up MLA", n_heads=rng.randint(1, 32), n_kv_heads=1,
+                               kv_lora_rank=32 * rng.randint(1, 16), qk_nope_head_dim=dn, qk_rope_head_dim=dr,
+                               v_head_dim=16 * rng.randint(1, 8), head_dim=dn + dr)
+
+
+def _ce_decode(g: Grading, ref, trial: Trial) -> None:
+    rng, gen = trial.rng, trial.generator()
+    B, H, S = rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 2 * trial.size + 1)
+    dn, dr, dv, r = rng.randint(1, 6), rng.randint(1, 4), rng.randint(1, 6), rng.randint(2, 8)
+    dtype = rng.choice([torch.float64, torch.float64, torch.float32, torch.bfloat16, torch.float16])
+    f = lambda *s, std=1.0: (torch.randn(*s, generator=gen, dtype=torch.float64) * std).to(dtype)  # noqa: E731
+    t = [f(B, H, dn), f(B, H, dr), f(B, S, r), f(B, S, dr), f(H, dn, r, std=r ** -0.5), f(H, dv, r, std=r ** -0.5)]
+    cl = None if rng.random() < 0.3 else torch.tensor([rng.randint(1, S) for _ in range(B)], dtype=torch.int64)
+    scale = None if rng.random() < 0.7 else round(rng.uniform(0.05, 1.0), 4)
+    entry = trial.pick({"naive-": ENTRIES[0], "absorbed-": ENTRIES[1]}) or rng.choice(ENTRIES)
+    kw = {"cache_lens": None if cl is None else cl.to(g.device)} | ({} if scale is None else {"scale": scale})
+    g.show_input(q_nope=t[0], q_pe=t[1], c_kv=t[2], k_pe=t[3], w_uk=t[4], w_uv=t[5], **kw)
+    want = ref.mla_decode_naive(*[x.to(torch.float64) for x in t], cache_lens=cl,
+                                **({} if scale is None else {"scale": scale}))
+    rtol, atol = TOL[dtype]
+    out = g.call(entry, *[x.to(g.device) for x in t], **kw)
+    expect_tensor(out, want.to(dtype).to(g.device), rtol=rtol, atol=atol, dtype=dtype, name=f"{entry} output (B, H, dv)")
+
+
+def _ce_overflow(g: Grading, ref, trial: Trial) -> None:
+    t, cl, _ = overflow_inputs(trial.rng.randrange(1 << 62))
+    g.show_input(what="float64 latents of 1e150 along directions the absorbed query never touches "
+                      "(their decompressed keys and values overflow)")
+    out = g.call("mla_decode_absorbed", *[x.to(g.device) for x in t], cache_lens=cl.to(g.device))
+    expect_tensor(out, ref.mla_decode_absorbed(*t, cache_lens=cl).to(g.device), rtol=1e-9, atol=1e-12,
+                  name="mla_decode_absorbed output (B, H, dv)")
+
+
+def _ce_cost(g: Grading, ref, trial: Trial) -> None:
+    model, rng = _random_mla(trial), trial.rng
+    mode, T, kvd = rng.choice(["naive", "absorbed"]), rng.randint(1, trial.size), rng.choice([DType.BF16, DType.FP8,
+                                                                                              DType.FP16])
+    g.show_input(model=repr(model), mode=mode, q_len=T, kv_dtype=kvd.name)
+    _check_cost(g, ref, model, mode, T, kvd)
+
+
+def _ce_regime(g: Grading, ref, trial: Trial) -> None:
+    model, rng = _random_mla(trial), trial.rng
+    mode, T, kvd = rng.choice(["naive", "absorbed"]), rng.randint(1, trial.size), rng.choice([DType.BF16, DType.FP8])
+    if rng.random() < 0.5:   # a made-up GPU whose ridge is exactly this kernel's intensity (or one ulp above)
+        ridge = ref.mla_decode_cost(model, mode, T, kvd)["intensity"]
+        if rng.random() < 0.5:
+            ridge = math.nextafter(ridge, math.inf)
+        gpu = dataclasses.replace(TIE_GPU, name="made-up GPU", bf16_dense_flops=ridge * 2**40,
+                                  fp8_dense_flops=2 * ridge * 2**40, hbm_bytes_per_s=float(2**40))
+        md = DType.BF16
+    else:
+        gpu = rng.choice([H100_SXM, H200_SXM, B200, A100_SXM_80GB])
+        md = DType.BF16 if gpu is A100_SXM_80GB else rng.choice([DType.BF16, DType.FP8])
+    g.show_input(model=repr(model), gpu=repr(gpu), mode=mode, q_len=T, kv_dtype=kvd.name, math_dtype=md.name)
+    _check_regime(g, ref, model, gpu, mode, T, kvd, md)
+
+
+_CE_KINDS = {"naive-": "decode", "absorbed-": "decode", "scale-given": "decode", "absorbed-never": "overflow",
+             "absorbed-long-cache": "overflow", "cost-": "cost", "regime-": "regime"}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh input of a failed case's kind: a tiny decode (1-2 sequences, a few heads and
+    dims, ragged lengths, every dtype), a fresh overflow cache for the absorbed path, or a small
+    made-up MLA config for the cost and the regime (half of them on a GPU whose ridge is exactly
+    the kernel's intensity)."""
+    kind = trial.pick(_CE_KINDS) or "decode"
+    {"decode": _ce_decode, "overflow": _ce_overflow, "cost": _ce_cost, "regime": _ce_regime}[kind](g, g.reference(), trial)
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     dev = g.device
@@ -141,15 +238,7 @@ def grade(g: Grading) -> None:
     for name, model, T, kvd in costs:
         for mode in ("naive", "absorbed"):
             with g.case(f"cost-{mode}-{name}"):
-                want = ref.mla_decode_cost(model, mode, q_len=T, kv_dtype=kvd)
-                got = g.call("mla_decode_cost", model, mode, q_len=T, kv_dtype=kvd)
-                if not isinstance(got, dict) or set(got) != set(want):
-                    fail(f"expected a dict with exactly the keys {sorted(want)}")
-                for k in ("flops_per_cached_token", "flops_per_query_token"):
-                    _expect_int(got[k], want[k], k)
-                expect_close(got["bytes_per_cached_token"], want["bytes_per_cached_token"], rtol=1e-12,
-                             name="bytes_per_cached_token")
-                expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
+                _check_cost(g, ref, model, mode, T, kvd)
 
     regimes = [
         ("v3-h100-absorbed", DEEPSEEK_V3, H100_SXM, "absorbed", 1, DType.BF16, DType.BF16),
@@ -166,14 +255,7 @@ def grade(g: Grading) -> None:
     ]
     for name, model, gpu, mode, T, kvd, md in regimes:
         with g.case(f"regime-{name}"):
-            want = ref.mla_regime(model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
-            got = g.call("mla_regime", model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
-            if not isinstance(got, dict) or set(got) != set(want):
-                fail(f"expected a dict with exactly the keys {sorted(want)}")
-            expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
-            expect_close(got["ridge"], want["ridge"], rtol=1e-9, name="ridge")
-            if got["regime"] != want["regime"]:
-                fail(f"regime: got {str(got['regime'])[:40]!r}, which is the wrong side of the ridge")
+            _check_regime(g, ref, model, gpu, mode, T, kvd, md)
 
     with g.case("absorbed-never-decompresses"):
         t, cl, _ = overflow_inputs(995)

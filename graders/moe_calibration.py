@@ -22,7 +22,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_equal, expect_tensor, fail
 
 
 def _zipf_logits(seed: int, n: int, e: int, alpha: float, dtype) -> torch.Tensor:
@@ -71,6 +71,153 @@ def _check_w(out, exp, W):
     expect_tensor(out, exp, name="W_hat", rtol=0.0, atol=tol, dtype=torch.float64)
 
 
+def _check_expected(g: Grading, ref, pi, n, k) -> None:
+    out = g.call("expected_tokens", pi, n, k)
+    exp = ref.expected_tokens(pi, n, k)
+    if not isinstance(out, dict) or set(out) != set(exp):
+        fail("expected_tokens must return a dict with exactly the keys ['expected', 'p_zero']")
+    _check_list(out["expected"], exp["expected"], "['expected']", 1e-9)
+    _check_list(out["p_zero"], exp["p_zero"], "['p_zero']", 1e-6, 1e-300)
+
+
+def _check_gptq(g: Grading, ref, W, X, bits, damp, block, act) -> None:
+    out = g.call("gptq_quantize", W.to(g.device), X.to(g.device), bits, damp, block, act)
+    _check_w(out, ref.gptq_quantize(W, X, bits, damp, block, act).to(g.device), W)
+
+
+def _check_crossover(g: Grading, ref, W, Xc, Xt, grid, bits, damp) -> None:
+    dev = g.device
+    out = g.call("gptq_vs_rtn", W.to(dev), Xc.to(dev), Xt.to(dev), grid, bits, damp)
+    exp = ref.gptq_vs_rtn(W, Xc, Xt, grid, bits, damp)
+    if not isinstance(out, dict) or set(out) != set(exp):
+        fail("gptq_vs_rtn must return a dict with exactly the keys "
+             "['crossover', 'gptq_errors', 'rtn_error']")
+    expect_close(out["rtn_error"], exp["rtn_error"], name="['rtn_error']", rtol=1e-9)
+    _check_list(out["gptq_errors"], exp["gptq_errors"], "['gptq_errors']", 1e-7)
+    # acceptable crossovers: the decision may flip only within 1e-9 of the margin
+    thr = (1.0 - ref.WIN_MARGIN) * exp["rtn_error"]
+    lo = next((n for n, e in zip(grid, exp["gptq_errors"]) if e < thr * (1 + 1e-9)), None)
+    hi = next((n for n, e in zip(grid, exp["gptq_errors"]) if e < thr * (1 - 1e-9)), None)
+    c = out["crossover"]
+    if c not in {lo, hi} or isinstance(c, bool) or not (c is None or isinstance(c, int)):
+        fail("['crossover']: not the smallest n of the grid where GPTQ's mean error is below "
+             "(1 - 1e-6) x RTN's")
+
+
+def _ce_weights(trial: Trial, rows: int, cols: int) -> torch.Tensor:
+    """Weights on a quarter grid (rounding ties at every bit width), with a zero row and one-signed rows."""
+    W = torch.randint(-16, 17, (rows, cols), generator=trial.generator()).to(torch.float64) / 4
+    pick = trial.rng.random()
+    if pick < 0.25:
+        W[trial.rng.randrange(rows)] = 0.0
+    elif pick < 0.5:
+        W = W.abs() * trial.rng.choice([1.0, -1.0])
+    elif pick < 0.75:
+        W = torch.randn(rows, cols, generator=trial.generator(), dtype=torch.float64)
+    return W
+
+
+def _ce_inputs(trial: Trial, n: int, d: int) -> torch.Tensor:
+    """Calibration inputs: small integers (exact Hessians) with dead and tied columns, or Gaussians."""
+    rng, gen = trial.rng, trial.generator()
+    if rng.random() < 0.5:
+        X = torch.randn(n, d, generator=gen, dtype=torch.float64)
+    else:
+        X = torch.randint(-3, 4, (n, d), generator=gen).to(torch.float64)
+    if d >= 3 and rng.random() < 0.5:
+        a, b, c = rng.sample(range(d), 3)
+        X[:, b] = rng.choice([1.0, -1.0]) * X[:, a]                 # equal Hessian diagonals
+        if rng.random() < 0.5:
+            X[:, c] = 0.0                                           # a dead column
+    return X
+
+
+def _ce_counts(g: Grading, ref, trial: Trial) -> None:
+    rng, gen = trial.rng, trial.generator()
+    n, e = rng.randint(0, 2 * trial.size), rng.randint(2, 6)
+    k = rng.randint(1, e)
+    mode = rng.choice(["ties", "near-ties", "zipf"])
+    if mode == "ties":
+        logits = torch.randint(0, 3, (n, e), generator=gen).to(rng.choice([torch.float64, torch.bfloat16]))
+    elif mode == "near-ties":
+        logits = torch.randint(1, 3, (n, e), generator=gen).to(torch.float64) + \
+            torch.randint(-2, 3, (n, e), generator=gen).to(torch.float64) * 2.0 ** -40
+    else:
+        logits = _zipf_logits(rng.randrange(1 << 62), n, e, rng.choice([0.5, 1.2]),
+                              rng.choice([torch.float32, torch.float64, torch.bfloat16]))
+    g.show_input(router_logits=logits, top_k=k)
+    out = g.call("expert_token_counts", logits.to(g.device), k)
+    expect_equal(out, ref.expert_token_counts(logits, k), name="counts")
+
+
+def _ce_expected(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    e = rng.randint(1, 2 + trial.size)
+    k = rng.randint(1, e)
+    pi = _shares(e, rng.choice([0.0, 0.5, 1.2]), rare=rng.choice([None, 1e-6, 1.0 / e]) if e > 1 else None)
+    while k > 1 and k * max(pi) > 1.0:
+        k -= 1
+    n = rng.choice([0, 1, rng.randint(2, 100), rng.randint(1000, 300000)])
+    g.show_input(routing_share=pi, num_tokens=n, top_k=k)
+    _check_expected(g, ref, pi, n, k)
+
+
+def _ce_rtn(g: Grading, ref, trial: Trial) -> None:
+    W, bits = _ce_weights(trial, trial.size, trial.rng.randint(1, 6)), trial.rng.randint(2, 8)
+    if trial.rng.random() < 0.3:
+        W = W.float()
+    g.show_input(W=W, bits=bits)
+    _check_w(g.call("rtn_quantize", W.to(g.device), bits), ref.rtn_quantize(W, bits).to(g.device), W)
+
+
+def _ce_gptq(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    d = rng.randint(2, 6)
+    W, X = _ce_weights(trial, trial.size, d), _ce_inputs(trial, rng.randint(0, 2 * d), d)
+    bits, damp, block, act = rng.randint(2, 4), rng.choice([0.01, 0.1, 1.0]), rng.randint(1, d + 1), rng.random() < 0.5
+    if rng.random() < 0.2:
+        W, X = W.float(), X.float()
+    g.show_input(W=W, X=X, bits=bits, damp=damp, block_size=block, act_order=act)
+    _check_gptq(g, ref, W, X, bits, damp, block, act)
+
+
+def _ce_crossover(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    d, R = rng.randint(2, 5), rng.randint(1, 3)
+    grid = sorted(rng.sample(range(0, 4 * d + 1), rng.randint(1, 4)))
+    W = _ce_weights(trial, rng.randint(1, 3), d)
+    W[0, 0] = W[0, 0] if bool(W.any()) else 1.0     # X_test @ W.T must not be all zero
+    Xc = torch.stack([_ce_inputs(trial, grid[-1], d) for _ in range(R)])
+    Xt = torch.randn(rng.randint(1, 8), d, generator=trial.generator(), dtype=torch.float64)
+    bits, damp = rng.randint(2, 4), rng.choice([0.01, 0.1])
+    g.show_input(W=W, X_calib=Xc, X_test=Xt, grid=grid, bits=bits, damp=damp)
+    _check_crossover(g, ref, W, Xc, Xt, grid, bits, damp)
+
+
+def _ce_plan(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    d, r = rng.randint(1, 16), rng.choice([0.5, 1, 1.5, 2.0])
+    need = r * d
+    around = lambda: max(0, int(need) + rng.randint(-2, 1))  # noqa: E731 - counts at and near the threshold
+    routed = [rng.choice([0, around(), rng.randint(0, 3 * d)]) for _ in range(trial.size)]
+    targeted = [rng.choice([0, max(0, around() - x), rng.randint(0, 2 * d)]) for x in routed]
+    g.show_input(routed_counts=routed, targeted_counts=targeted, d_in=d, min_tokens_per_dim=r)
+    expect_equal(g.call("calibration_plan", routed, targeted, d, r), ref.calibration_plan(routed, targeted, d, r),
+                 name="plan")
+
+
+_CE_KINDS = {"counts-": _ce_counts, "expected-": _ce_expected, "rtn-": _ce_rtn, "gptq-": _ce_gptq,
+             "crossover-": _ce_crossover, "plan-": _ce_plan}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh input of a failed case's kind: routing logits with exact and near ties, a few
+    experts' shares, quarter-grid weights (rounding ties) with integer calibration inputs that have
+    dead and tied columns, a small crossover grid, or counts at the plan's threshold."""
+    kind = trial.pick({prefix: prefix for prefix in _CE_KINDS}) or "gptq-"
+    _CE_KINDS[kind](g, g.reference(), trial)
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     rng = random.Random(f"moe-calibration:{g.salt}")
@@ -98,12 +245,7 @@ def grade(g: Grading) -> None:
                  ("no-tokens", _shares(8, 1.0), 0, 2)]
     for name, pi, n, k in exp_cases:
         with g.case(f"expected-{name}"):
-            out = g.call("expected_tokens", pi, n, k)
-            exp = ref.expected_tokens(pi, n, k)
-            if not isinstance(out, dict) or set(out) != set(exp):
-                fail("expected_tokens must return a dict with exactly the keys ['expected', 'p_zero']")
-            _check_list(out["expected"], exp["expected"], "['expected']", 1e-9)
-            _check_list(out["p_zero"], exp["p_zero"], "['p_zero']", 1e-6, 1e-300)
+            _check_expected(g, ref, pi, n, k)
 
     # 3. the quantizers
     tie = torch.tensor([[-3.0, 12.0, 2.5, 0.5, -1.5, 7.5, 0.0, 4.5],
@@ -121,8 +263,7 @@ def grade(g: Grading) -> None:
 
     def gptq_case(name, W, X, bits, damp=0.01, block=128, act=False):
         with g.case(f"gptq-{name}"):
-            out = g.call("gptq_quantize", W.to(dev), X.to(dev), bits, damp, block, act)
-            _check_w(out, ref.gptq_quantize(W, X, bits, damp, block, act).to(dev), W)
+            _check_gptq(g, ref, W, X, bits, damp, block, act)
 
     g1 = torch.Generator().manual_seed(21)
     A = _spectrum_inputs(g1, 40)
@@ -153,22 +294,7 @@ def grade(g: Grading) -> None:
     # 4. where GPTQ stops losing to RTN
     def crossover_case(name, W, Xc, Xt, grid, bits, damp):
         with g.case(f"crossover-{name}"):
-            out = g.call("gptq_vs_rtn", W.to(dev), Xc.to(dev), Xt.to(dev), grid, bits, damp)
-            exp = ref.gptq_vs_rtn(W, Xc, Xt, grid, bits, damp)
-            if not isinstance(out, dict) or set(out) != set(exp):
-                fail("gptq_vs_rtn must return a dict with exactly the keys "
-                     "['crossover', 'gptq_errors', 'rtn_error']")
-            expect_close(out["rtn_error"], exp["rtn_error"], name="['rtn_error']", rtol=1e-9)
-            _check_list(out["gptq_errors"], exp["gptq_errors"], "['gptq_errors']", 1e-7)
-            # acceptable crossovers: the decision may flip only within 1e-9 of the margin
-            thr = (1.0 - ref.WIN_MARGIN) * exp["rtn_error"]
-            lo = next((n for n, e in zip(grid, exp["gptq_errors"]) if e < thr * (1 + 1e-9)), None)
-            hi = next((n for n, e in zip(grid, exp["gptq_errors"]) if e < thr * (1 - 1e-9)), None)
-            ok = {lo, hi}
-            c = out["crossover"]
-            if c not in ok or isinstance(c, bool) or not (c is None or isinstance(c, int)):
-                fail("['crossover']: not the smallest n of the grid where GPTQ's mean error is below "
-                     "(1 - 1e-6) x RTN's")
+            _check_crossover(g, ref, W, Xc, Xt, grid, bits, damp)
 
     for i, (d, dout, R, damp, grid) in enumerate([
             (32, 48, 3, 0.01, [0, 1, 4, 8, 16, 24, 32, 48, 64, 128]),

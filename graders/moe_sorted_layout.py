@@ -17,7 +17,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_equal, expect_tensor, fail
 
 TOL = {torch.float64: 1e-10, torch.float32: 1e-4, torch.bfloat16: 2e-2}
 
@@ -125,6 +125,95 @@ def _moe_inputs(seed, T, H, I, E, K, dtype, device):
             tw.to(dtype).to(device), ti.to(device))
 
 
+def _check_fused(g: Grading, ref, rng: random.Random, inputs, M: int, E: int, ep: bool) -> None:
+    """fused_moe over ``inputs``' layout shuffled inside each expert (``ep``: a random half of the
+    experts remote, their blocks -1) against the per-expert loop in float64."""
+    x, w1, w2, tw, ti = inputs
+    s, e, _ = ref.moe_align_block_size(ti, M, E)
+    s = _shuffled_layout(rng, s, e, M)
+    local = [True] * E
+    if ep:
+        local = [rng.random() < 0.5 for _ in range(E)]
+        e = torch.tensor([ex if local[ex] else -1 for ex in e.tolist()], dtype=torch.int32, device=e.device)
+    g.show_input(x=x, w1=w1, w2=w2, topk_weights=tw, topk_ids=ti, sorted_token_ids=s, expert_ids=e, block_size=M)
+    out = g.call("fused_moe", x, w1, w2, tw, s, e, M)
+    truth = _loop_truth(x, w1, w2, tw, ti, local)
+    scale = float(truth.abs().max()) if truth.numel() else 0.0
+    expect_tensor(out, truth, name="output", rtol=0.0, atol=TOL[x.dtype] * scale, dtype=x.dtype)
+
+
+def _check_padding(g: Grading, ref, B: int, E: int, K: int, M: int) -> None:
+    out = g.call("padding_cost", B, E, K, M)
+    exp = ref.padding_cost(B, E, K, M)
+    if not isinstance(out, dict) or set(out) != set(exp):
+        fail(f"padding_cost must return a dict with exactly the keys {sorted(exp)}")
+    for k in ("real_rows", "buffer_rows"):
+        expect_equal(out[k], exp[k], name=f"[{k!r}]")
+    for k in ("expected_padded_rows", "expected_overhead"):
+        expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=1e-9)
+
+
+def _check_loop(g: Grading, ref, args: tuple) -> None:
+    out = g.call("loop_overheads", *args)
+    exp = ref.loop_overheads(*args)
+    if not isinstance(out, dict) or set(out) != set(exp):
+        fail(f"loop_overheads must return a dict with exactly the keys {sorted(exp)}")
+    for k in ("gather_bytes_per_layer", "scatter_add_bytes_per_layer"):
+        expect_equal(out[k], exp[k], name=f"[{k!r}]")
+    for k in ("active_experts", "launches_per_step", "rows_per_active_expert"):
+        expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=1e-9)
+
+
+def _ce_align(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    T, E, M = rng.randint(0, 2 * trial.size), rng.randint(1, 6), rng.randint(1, 4)
+    K = rng.randint(1, E)
+    ids = _trace(rng.randrange(1 << 62), T, K, E, rng.choice([0.0, 1.5]), rng.random() < 0.8,
+                 rng.choice([torch.int32, torch.int64])).to(g.device)
+    g.show_input(topk_ids=ids, block_size=M, num_experts=E)
+    check_layout(g.call("moe_align_block_size", ids, M, E), ids, M, E, ref)
+
+
+def _ce_fused(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    T, E, M = rng.randint(1, 2 * trial.size), rng.randint(1, 5), rng.randint(1, 4)
+    K, dt = rng.randint(1, E), rng.choice([torch.float64, torch.float64, torch.float32, torch.bfloat16])
+    inputs = _moe_inputs(rng.randrange(1 << 62), T, rng.randint(1, 4), rng.randint(1, 3), E, K, dt, g.device)
+    _check_fused(g, ref, rng, inputs, M, E, E > 1 and rng.random() < 0.4)
+
+
+def _ce_padding(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    E = rng.randint(1, 8)
+    B, K, M = rng.randint(1, 4 * trial.size), rng.randint(1, E), rng.randint(1, 8)
+    g.show_input(num_tokens=B, num_experts=E, top_k=K, block_size=M)
+    _check_padding(g, ref, B, E, K, M)
+
+
+def _ce_loop(g: Grading, ref, trial: Trial) -> None:
+    rng = trial.rng
+    E = rng.randint(1, 16)
+    args = (rng.randint(1, 8 * trial.size), E, rng.randint(1, E), 64 * rng.randint(1, 16), rng.randint(1, 8),
+            rng.randint(1, 4), rng.randint(1, 8))
+    g.show_input(**dict(zip(("num_tokens", "num_experts", "top_k", "hidden", "num_moe_layers", "dtype_bytes",
+                             "kernels_per_expert"), args)))
+    _check_loop(g, ref, args)
+
+
+_CE_KINDS = {"align-": _ce_align, "fused-": _ce_fused, "padding-": _ce_padding, "loop-": _ce_loop}
+
+
+def counterexample(g: Grading, trial: Trial) -> bool | None:
+    """A small fresh input of a failed case's kind: a routing trace over a few experts (skewed,
+    with idle experts), a tiny fused forward over a shuffled layout (some experts remote), or
+    small padding and loop configs. slowdown_causes takes no input: no small case shows it."""
+    kind = trial.pick({prefix: prefix for prefix in _CE_KINDS})
+    if kind is None:
+        return False
+    _CE_KINDS[kind](g, g.reference(), trial)
+    return None
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     rng = random.Random(f"moe-sorted-layout:{g.salt}")
@@ -166,44 +255,19 @@ def grade(g: Grading) -> None:
     for i, (T, H, I, E, K, M, dt, ep) in enumerate(fwd):
         name = {torch.float64: "f64", torch.float32: "f32", torch.bfloat16: "bf16"}[dt]
         with g.case(f"fused-T{T}-E{E}-K{K}-M{M}-{name}{'-ep' if ep else ''}"):
-            x, w1, w2, tw, ti = _moe_inputs(200 + i, T, H, I, E, K, dt, dev)
-            s, e, _ = ref.moe_align_block_size(ti, M, E)
-            s = _shuffled_layout(rng, s, e, M)
-            local = [True] * E
-            if ep:
-                local = [rng.random() < 0.5 for _ in range(E)]
-                e = torch.tensor([ex if local[ex] else -1 for ex in e.tolist()], dtype=torch.int32,
-                                 device=e.device)
-            out = g.call("fused_moe", x, w1, w2, tw, s, e, M)
-            truth = _loop_truth(x, w1, w2, tw, ti, local)
-            scale = float(truth.abs().max()) if truth.numel() else 0.0
-            expect_tensor(out, truth, name="output", rtol=0.0, atol=TOL[dt] * scale, dtype=dt)
+            _check_fused(g, ref, rng, _moe_inputs(200 + i, T, H, I, E, K, dt, dev), M, E, ep)
 
     # 3. padding and the loop's costs
     pad = [(1, 256, 8, 16), (8, 256, 8, 16), (64, 256, 8, 64), (256, 256, 8, 128), (1024, 256, 8, 16),
            (4096, 256, 8, 128), (777, 60, 4, 16), (33, 9, 9, 5), (500, 64, 6, 1), (16384, 384, 8, 64)]
     for B, E, K, M in pad:
         with g.case(f"padding-B{B}-E{E}-k{K}-M{M}"):
-            out = g.call("padding_cost", B, E, K, M)
-            exp = ref.padding_cost(B, E, K, M)
-            if not isinstance(out, dict) or set(out) != set(exp):
-                fail(f"padding_cost must return a dict with exactly the keys {sorted(exp)}")
-            for k in ("real_rows", "buffer_rows"):
-                expect_equal(out[k], exp[k], name=f"[{k!r}]")
-            for k in ("expected_padded_rows", "expected_overhead"):
-                expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=1e-9)
+            _check_padding(g, ref, B, E, K, M)
     loops = [(64, 256, 8, 7168, 58, 2, 6), (1, 256, 8, 7168, 58, 2, 6), (512, 128, 8, 4096, 48, 2, 5),
              (16, 8, 2, 4096, 32, 1, 4), (3, 60, 4, 2048, 24, 4, 7)]
     for args in loops:
         with g.case("loop-B{}-E{}-k{}-H{}-L{}-b{}-n{}".format(*args)):
-            out = g.call("loop_overheads", *args)
-            exp = ref.loop_overheads(*args)
-            if not isinstance(out, dict) or set(out) != set(exp):
-                fail(f"loop_overheads must return a dict with exactly the keys {sorted(exp)}")
-            for k in ("gather_bytes_per_layer", "scatter_add_bytes_per_layer"):
-                expect_equal(out[k], exp[k], name=f"[{k!r}]")
-            for k in ("active_experts", "launches_per_step", "rows_per_active_expert"):
-                expect_close(out[k], exp[k], name=f"[{k!r}]", rtol=1e-9)
+            _check_loop(g, ref, args)
     with g.case("slowdown-causes"):
         out = g.call("slowdown_causes")
         if not isinstance(out, list) or not all(isinstance(c, str) for c in out):

@@ -46,7 +46,7 @@ import statistics
 import struct
 from dataclasses import dataclass, field
 
-from inferprep.grading import Grading, fail
+from inferprep.grading import Grading, Trial, fail
 
 FACTORS = ("weights", "kv_cache", "rope_scaling")
 SNR = 20.0                 # needle score / distractor standard deviation at zero rotation
@@ -383,6 +383,38 @@ def check_evidence(t: ToyLongContextLM, cause: str, evidence) -> str | None:
             "includes it regressing and the other not (for perplexity, with the reference at that length)")
 
 
+def _check_specimen_answer(g: Grading, ref, t: ToyLongContextLM) -> None:
+    """Host ``t``, call the submission's diagnose on it and check its answer and evidence."""
+    want = ref.diagnose(t)                      # the reference solves it within the budget
+    assert want["cause"] == t.cause and check_evidence(t, t.cause, want["evidence"]) is None, t.mode
+    t.reset()
+    handle = g.host(t, ["perplexity", "niah"], t.attrs())
+    got = g.call("diagnose", handle)
+    if t.violations:
+        fail(f"over the budget: {t.calls['perplexity']} perplexity and {t.calls['niah']} niah calls were "
+             f"attempted; the budget is {t.budget} (a refused call still counts)")
+    if not isinstance(got, dict) or set(got) != {"cause", "evidence"}:
+        fail("diagnose must return a dict with exactly the keys 'cause' and 'evidence'")
+    cause = got["cause"]
+    if cause not in FACTORS:
+        fail(f"cause must be one of {list(FACTORS)}, got {str(cause)[:40]!r}")
+    if cause != t.cause:
+        fail(f"cause {cause!r} is wrong: served with that factor alone, this model shows no regression "
+             "anywhere in the grid")
+    why = check_evidence(t, cause, got["evidence"])
+    if why is not None:
+        fail(f"right cause, but the evidence does not prove it: {why}")
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A fresh specimen of a slot drawn from the trial's own randomness (never aimed at the failed
+    specimen's slot, whose position in the hidden order would then show), shown with its attributes
+    and its culprit."""
+    t = make_specimen(trial.rng.randrange(len(SLOTS)), trial.rng)
+    g.show_input(model={**t.attrs(), "culprit (the answer)": t.cause, "how it fails": t.mode})
+    _check_specimen_answer(g, g.reference(), t)
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     rng = random.Random(f"niah-vs-perplexity:{g.salt}")
@@ -390,23 +422,4 @@ def grade(g: Grading) -> None:
     rng.shuffle(order)
     for k, slot in enumerate(order, start=1):
         with g.case(f"specimen {k}"):
-            t = make_specimen(slot, rng)
-            want = ref.diagnose(t)                      # the reference solves it within the budget
-            assert want["cause"] == t.cause and check_evidence(t, t.cause, want["evidence"]) is None, slot
-            t.reset()
-            handle = g.host(t, ["perplexity", "niah"], t.attrs())
-            got = g.call("diagnose", handle)
-            if t.violations:
-                fail(f"over the budget: {t.calls['perplexity']} perplexity and {t.calls['niah']} niah calls were "
-                     f"attempted; the budget is {t.budget} (a refused call still counts)")
-            if not isinstance(got, dict) or set(got) != {"cause", "evidence"}:
-                fail("diagnose must return a dict with exactly the keys 'cause' and 'evidence'")
-            cause = got["cause"]
-            if cause not in FACTORS:
-                fail(f"cause must be one of {list(FACTORS)}, got {str(cause)[:40]!r}")
-            if cause != t.cause:
-                fail(f"cause {cause!r} is wrong: served with that factor alone, this model shows no regression "
-                     "anywhere in the grid")
-            why = check_evidence(t, cause, got["evidence"])
-            if why is not None:
-                fail(f"right cause, but the evidence does not prove it: {why}")
+            _check_specimen_answer(g, ref, make_specimen(slot, rng))

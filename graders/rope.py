@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_tensor, fail
 
 
 def truth_cos_sin(positions, d, base):
@@ -70,17 +70,103 @@ def check_close(name, got, want, tol, positions_for_msg=None):
              f"error {float(err[idx]):.3g} > allowed {float(tol.expand_as(err)[idx]):.3g}")
 
 
+def _call_cos_sin(g: Grading, positions, d, base):
+    out = g.call("rope_cos_sin", positions, d, base=base)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        fail("rope_cos_sin must return (cos, sin)")
+    shape = tuple(positions.shape) + (d // 2,)
+    for nm, t in zip(("cos", "sin"), out):
+        expect_tensor(t, torch.zeros(shape, device=g.device), name=nm, rtol=math.inf, atol=math.inf)
+    return out
+
+
+def _check_cos_sin(g: Grading, positions, d, base) -> None:
+    cos, sin = _call_cos_sin(g, positions, d, base)
+    wc, ws = truth_cos_sin(positions, d, base)
+    tol = angle_tol(positions)[..., None].cpu()
+    pm = positions[..., None].expand(wc.shape).cpu()
+    check_close("cos", cos, wc, tol, pm)
+    check_close("sin", sin, ws, tol, pm)
+
+
+def _check_apply(g: Grading, x, positions, base, interleaved, name="output"):
+    out = g.call("apply_rope", x, positions, base=base, interleaved=interleaved)
+    want = truth_rope(x, positions, base, interleaved)
+    expect_tensor(out, want.to(x.dtype), name=name, rtol=math.inf, atol=math.inf)
+    m = 2.0 * float(x.double().abs().max())
+    if x.dtype == torch.float64:   # float64 angles and rotation: float32 anywhere misses by >= 1e-8 |x|
+        tol = angle_tol_float64(positions)[:, None, :, None].cpu() * m
+    else:
+        tol = angle_tol(positions)[:, None, :, None].cpu() * m
+    if x.dtype in (torch.bfloat16, torch.float16):
+        tol = tol + 8e-3 * want.abs().cpu() + 1e-6
+    check_close(name, out, want, tol, positions[:, None, :, None].expand(want.shape).cpu())
+
+
+def _expect_ids(g: Grading, mask, want):
+    got = g.call("position_ids_from_mask", mask)
+    expect_tensor(got, want.to(g.device), name="position_ids")
+
+
+def _positions(trial: Trial, shape) -> torch.Tensor:
+    """Positions anywhere up to 131071, or all below 512 (where bf16 arithmetic shows first)."""
+    hi = trial.rng.choice([512, 131072])
+    return torch.randint(0, hi, shape, generator=trial.generator())
+
+
+def _ce_cos_sin(g: Grading, trial: Trial) -> None:
+    d, base = 2 * trial.rng.randint(1, 8), trial.rng.choice([10000.0, 500000.0, 1000000.0])
+    positions = _positions(trial, (trial.size,)).to(g.device)
+    g.show_input(positions=positions, head_dim=d, base=base)
+    _check_cos_sin(g, positions, d, base)
+
+
+def _ce_apply(g: Grading, trial: Trial) -> None:
+    rng = trial.rng
+    B, L, d = rng.randint(1, 2), trial.size, 2 * rng.randint(1, 4)
+    dtype = rng.choice([torch.float32, torch.float32, torch.float64, torch.bfloat16])
+    base, inter = rng.choice([10000.0, 500000.0]), rng.random() < 0.5
+    x = torch.randn(B, 1, L, d, generator=trial.generator(), dtype=torch.float64).to(dtype).to(g.device)
+    positions = _positions(trial, (B, L)).to(g.device)
+    g.show_input(x=x, positions=positions, base=base, interleaved=inter)
+    _check_apply(g, x, positions, base, inter)
+
+
+def _ce_ids(g: Grading, trial: Trial) -> None:
+    rng, B, L = trial.rng, trial.rng.randint(1, 3), trial.size + 1
+    lens = [rng.randint(0, L) for _ in range(B)]
+    left = rng.random() < 0.7
+    mask = torch.tensor([[int((i >= L - n) if left else (i < n)) for i in range(L)] for n in lens])
+    want = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    mask = mask.to(rng.choice([torch.int64, torch.int32, torch.bool, torch.float32, torch.float16])).to(g.device)
+    g.show_input(attention_mask=mask)
+    _expect_ids(g, mask, want)
+
+
+def _ce_packed(g: Grading, trial: Trial) -> None:
+    rng = trial.rng
+    comp = [rng.choice([0, rng.randint(0, 20), rng.randint(0, 131072)]) for _ in range(rng.randint(0, trial.size))]
+    sched = [rng.randint(0, 4) for _ in comp]
+    g.show_input(num_computed=comp, num_scheduled=sched)
+    got = g.call("packed_positions", comp, sched, device=str(g.device))
+    want = torch.cat([torch.arange(a, a + n) for a, n in zip(comp, sched)]) if comp else torch.zeros(0, dtype=torch.int64)
+    expect_tensor(got, want.to(torch.int64).to(g.device), name="positions")
+
+
+_CE_KINDS = {"cos-sin-": _ce_cos_sin, "apply-": _ce_apply, "x-1-": _ce_apply, "relative-position": _ce_apply,
+             "layout-equivalence": _ce_apply, "left-padded": _ce_apply, "position-ids-": _ce_ids,
+             "packed-positions-": _ce_packed}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh input of a failed case's kind: a few positions (all below 512, or up to
+    131071) for cos/sin or a rotation of 1-2 rows in any dtype and layout, a padded mask, or a
+    short packed schedule; checked against the float64 truth at the grader's tolerances."""
+    _CE_KINDS[trial.pick({prefix: prefix for prefix in _CE_KINDS}) or "apply-"](g, trial)
+
+
 def grade(g: Grading) -> None:
     dev = g.device
-
-    def call_cos_sin(positions, d, base):
-        out = g.call("rope_cos_sin", positions, d, base=base)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            fail("rope_cos_sin must return (cos, sin)")
-        shape = tuple(positions.shape) + (d // 2,)
-        for nm, t in zip(("cos", "sin"), out):
-            expect_tensor(t, torch.zeros(shape, device=dev), name=nm, rtol=math.inf, atol=math.inf)
-        return out
 
     # -- cos / sin ------------------------------------------------------------------------------
     special = torch.tensor([0, 1, 2, 255, 256, 257, 4097, 15962, 65505, 99999, 100000, 131071])
@@ -89,40 +175,22 @@ def grade(g: Grading) -> None:
         with g.case(f"cos-sin-d{d}-base{base:g}"):
             rand = torch.randint(0, 131072, (3, 40), generator=g.rng(10 + c))
             for positions in (special.to(dev), rand.to(dev)):
-                cos, sin = call_cos_sin(positions, d, base)
-                wc, ws = truth_cos_sin(positions, d, base)
-                tol = angle_tol(positions)[..., None].cpu()
-                pm = positions[..., None].expand(wc.shape).cpu()
-                check_close("cos", cos, wc, tol, pm)
-                check_close("sin", sin, ws, tol, pm)
+                _check_cos_sin(g, positions, d, base)
     with g.case("cos-sin-256-vs-257-differ"):   # DOMAIN-NOTES I12: bf16 makes these identical
-        cos, sin = call_cos_sin(torch.tensor([256, 257], device=dev), 4, 10000.0)
+        cos, sin = _call_cos_sin(g, torch.tensor([256, 257], device=dev), 4, 10000.0)
         if float((cos[0] - cos[1]).abs().max()) < 0.1:
             fail("positions 256 and 257 got the same angles (are positions rounded to bfloat16?)")
     # -- apply_rope -----------------------------------------------------------------------------
-    def check_apply(x, positions, base, interleaved, name="output"):
-        out = g.call("apply_rope", x, positions, base=base, interleaved=interleaved)
-        want = truth_rope(x, positions, base, interleaved)
-        expect_tensor(out, want.to(x.dtype), name=name, rtol=math.inf, atol=math.inf)
-        m = 2.0 * float(x.double().abs().max())
-        if x.dtype == torch.float64:   # float64 angles and rotation: float32 anywhere misses by >= 1e-8 |x|
-            tol = angle_tol_float64(positions)[:, None, :, None].cpu() * m
-        else:
-            tol = angle_tol(positions)[:, None, :, None].cpu() * m
-        if x.dtype in (torch.bfloat16, torch.float16):
-            tol = tol + 8e-3 * want.abs().cpu() + 1e-6
-        check_close(name, out, want, tol, positions[:, None, :, None].expand(want.shape).cpu())
-
     with g.case("x-1-2-3-4-pos-1-both-layouts"):
         x = torch.tensor([1.0, 2.0, 3.0, 4.0], device=dev).view(1, 1, 1, 4)
         p = torch.ones(1, 1, dtype=torch.int64, device=dev)
-        check_apply(x, p, 10000.0, False, "half-split")
-        check_apply(x, p, 10000.0, True, "interleaved")
+        _check_apply(g, x, p, 10000.0, False, "half-split")
+        _check_apply(g, x, p, 10000.0, True, "interleaved")
     with g.case("x-1-0-0-0-interleaved-flag-honoured"):   # DOMAIN-NOTES I11
         x = torch.tensor([1.0, 0.0, 0.0, 0.0], device=dev).view(1, 1, 1, 4)
         p = torch.ones(1, 1, dtype=torch.int64, device=dev)
-        check_apply(x, p, 10000.0, True, "interleaved")
-        check_apply(x, p, 10000.0, False, "half-split")
+        _check_apply(g, x, p, 10000.0, True, "interleaved")
+        _check_apply(g, x, p, 10000.0, False, "half-split")
     ragged = [  # (B, H, L, D, base, offsets per row)
         (3, 2, 7, 16, 10000.0, [0, 5, 130]),
         (2, 4, 5, 64, 500000.0, [99995, 0]),
@@ -133,26 +201,26 @@ def grade(g: Grading) -> None:
             with g.case(f"apply-ragged-B{b}-D{d}-{'interleaved' if inter else 'half-split'}"):
                 x = torch.randn(b, h, l, d, generator=g.rng(100 + c), dtype=torch.float64).float().to(dev)
                 pos = (torch.tensor(offs)[:, None] + torch.arange(l)[None, :]).to(dev)
-                check_apply(x, pos, base, inter)
+                _check_apply(g, x, pos, base, inter)
     for c, dt in enumerate((torch.bfloat16, torch.float64)):
         for inter in (False, True):
             with g.case(f"apply-{str(dt).split('.')[-1]}-{'interleaved' if inter else 'half-split'}"):
                 x = torch.randn(2, 2, 6, 32, generator=g.rng(200 + c), dtype=torch.float64).to(dt).to(dev)
                 pos = torch.randint(0, 120000, (2, 6), generator=g.rng(210 + c)).to(dev)
-                check_apply(x, pos, 10000.0, inter)
+                _check_apply(g, x, pos, 10000.0, inter)
 
     for c, (b, l, d, base, hi) in enumerate([(3, 9, 16, 10000.0, 64), (2, 5, 128, 500000.0, 131072)]):
         for inter in (False, True):   # float64 inputs: float64 angles, cos/sin and rotation
             with g.case(f"apply-float64-precision-D{d}-{'interleaved' if inter else 'half-split'}"):
                 x = torch.randn(b, 2, l, d, generator=g.rng(230 + c), dtype=torch.float64).to(dev)
                 pos = torch.randint(0, hi, (b, l), generator=g.rng(240 + c)).to(dev)
-                check_apply(x, pos, base, inter)
+                _check_apply(g, x, pos, base, inter)
 
     for inter in (False, True):   # small positions: the angle tolerance is tight, bf16 arithmetic shows
         with g.case(f"apply-bfloat16-small-positions-{'interleaved' if inter else 'half-split'}"):
             x = torch.randn(4, 2, 16, 64, generator=g.rng(220), dtype=torch.float64).to(torch.bfloat16).to(dev)
             pos = torch.randint(0, 64, (4, 16), generator=g.rng(221)).to(dev)
-            check_apply(x, pos, 10000.0, inter)
+            _check_apply(g, x, pos, 10000.0, inter)
 
     # properties
     for inter in (False, True):
@@ -183,27 +251,23 @@ def grade(g: Grading) -> None:
         expect_tensor(b, x, name="interleaved", rtol=math.inf, atol=math.inf)
         expect_tensor(a, b[..., perm], name="half-split(x[perm]) vs interleaved(x)[perm]", rtol=1e-5, atol=1e-5)
     # -- position ids from a padded mask ----------------------------------------------------------
-    def expect_ids(mask, want):
-        got = g.call("position_ids_from_mask", mask)
-        expect_tensor(got, want.to(dev), name="position_ids")
-
     with g.case("position-ids-domain-notes"):
-        expect_ids(torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]], device=dev),
+        _expect_ids(g, torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]], device=dev),
                    torch.tensor([[1, 1, 0, 1, 2], [0, 1, 2, 3, 4]]))
-        expect_ids(torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]], device=dev), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 3]]))
+        _expect_ids(g, torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]], device=dev), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 3]]))
     with g.case("position-ids-random-left-padding"):
         lens = torch.randint(0, 13, (6,), generator=g.rng(400))
         mask = (torch.arange(12)[None, :] >= 12 - lens[:, None]).long()
         want = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        expect_ids(mask.to(dev), want)
+        _expect_ids(g, mask.to(dev), want)
     with g.case("position-ids-right-padding-and-bool"):
         mask = torch.tensor([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], device=dev)
-        expect_ids(mask, torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
-        expect_ids(mask.bool(), torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
+        _expect_ids(g, mask, torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
+        _expect_ids(g, mask.bool(), torch.tensor([[0, 1, 2, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]))
     with g.case("position-ids-float-mask"):   # floating masks of exact 0.0 / 1.0 are accepted
         mask = torch.tensor([[0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0]], device=dev)
-        expect_ids(mask, torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
-        expect_ids(mask.half(), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
+        _expect_ids(g, mask, torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
+        _expect_ids(g, mask.half(), torch.tensor([[1, 1, 0, 1], [0, 1, 2, 1]]))
     with g.case("left-padded-batch-equals-each-prompt-alone"):   # DOMAIN-NOTES I10
         lens, L, d = [2, 4, 7], 7, 16
         mask = torch.stack([(torch.arange(L) >= L - n).long() for n in lens]).to(dev)

@@ -1,18 +1,20 @@
 """Hidden grader of sliding-window-tiles: exact tile counts on seeded and adversarial triples.
 
-Messages name the field that is wrong and the input, never the expected count.
+Messages name the field that is wrong and the input, never the expected count (a counterexample,
+a fresh small input, shows it).
 """
 
 from __future__ import annotations
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, fail
 
 KEYS = ("full", "partial", "skipped")
 
 
 def _expect_counts(got, want: dict, what: str) -> None:
+    Grading.show_result(want, got, name="tile counts")   # a counterexample's only: hidden cases record nothing
     if not isinstance(got, dict) or set(got) != set(KEYS):
         fail(f"{what}: expected a dict with exactly the keys {list(KEYS)}, got {type(got).__name__}"
              + (f" with keys {sorted(map(str, got))}" if isinstance(got, dict) else ""))
@@ -29,6 +31,7 @@ def _expect_counts(got, want: dict, what: str) -> None:
 
 
 def _expect_int(got, want: int, what: str) -> None:
+    Grading.show_result(want, got, name="attended pairs")
     if isinstance(got, bool) or not isinstance(got, int):
         fail(f"{what}: expected an int, got {type(got).__name__}")
     if got != want:
@@ -71,6 +74,34 @@ def _triples(g: Grading) -> list[tuple[str, tuple]]:
         w = None if s % 5 == 4 else int(torch.randint(1, max(2, n + 50), (1,), generator=gen))
         cases.append((f"random-{s}", (n, w, bq, bk)))
     return cases
+
+
+def _ce_window(trial: Trial, n: int) -> int | None:
+    """No window, 1, anywhere up to the sequence, at it, or past it (a window wider than the prompt is causal)."""
+    return trial.rng.choice([None, 1, trial.rng.randint(1, n), n, n + 1, n + trial.rng.randint(2, 40)])
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A small fresh input of a failed case's kind: a short sequence with tiny (often
+    rectangular) tiles and a window at or near its edges, or a small speedup question."""
+    kind = trial.pick({"tiles-": "tiles", "attended-pairs": "pairs", "speedup-": "speedup"}) or "tiles"
+    rng, ref = trial.rng, g.reference()
+    n = rng.randint(1, 12 * trial.size)
+    w = _ce_window(trial, n)
+    if kind == "pairs":
+        g.show_input(seq_len=n, window=w)
+        _expect_int(g.call("attended_pairs", n, w), ref.attended_pairs(n, w), f"attended_pairs(seq_len={n}, window={w})")
+        return
+    args = (n, w, rng.randint(1, 8), rng.randint(1, 8))
+    if kind == "tiles":
+        g.show_input(seq_len=n, window=w, block_q=args[2], block_k=args[3])
+        _expect_counts(g.call("tile_counts", *args), ref.tile_counts(*args),
+                       f"tile_counts(seq_len={n}, window={w}, block_q={args[2]}, block_k={args[3]})")
+        return
+    kw = {"partial_cost": rng.choice([1.0, 1.25, 1.5, 2.0, 3.0]), "q_block_cost": rng.choice([0.0, 0.5, 1.0, 2.0])}
+    g.show_input(seq_len=n, window=w, block_q=args[2], block_k=args[3], **kw)
+    expect_close(g.call("predicted_speedup", *args, **kw), ref.predicted_speedup(*args, **kw), rtol=1e-9,
+                 name=f"predicted_speedup{args} {kw}")
 
 
 def grade(g: Grading) -> None:

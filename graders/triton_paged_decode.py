@@ -17,24 +17,23 @@ import random
 
 import torch
 
-from inferprep.grading import Grading, expect_tensor, kernel_input, kernel_output
+from inferprep.grading import Grading, Trial, expect_tensor, kernel_input, kernel_output
 
 TOL = {torch.float32: (1e-4, 2e-5), torch.float16: (5e-3, 5e-3)}
 
 
 class Pool:
-    """A KV pool and a batch's block tables, built from the grader's seed."""
+    """A KV pool and a batch's block tables: ``gen`` draws the keys and values, ``rnd`` the
+    physical order of the blocks."""
 
-    def __init__(self, g: Grading, seed: int, seq_lens: list[int], page: int, kv_heads: int, d: int,
-                 share_prefix: bool = False, spread: float = 1.0, dtype=torch.float32):
-        rnd = random.Random(f"triton-paged-decode:{seed}")
+    def __init__(self, gen: torch.Generator, rnd: random.Random, seq_lens: list[int], page: int, kv_heads: int,
+                 d: int, share_prefix: bool = False, spread: float = 1.0, dtype=torch.float32):
         need = [-(-n // page) for n in seq_lens]
         shared = share_prefix and len(seq_lens) >= 2 and min(seq_lens[:2]) > page
         total = sum(need) - (1 if shared else 0) + 3          # 3 free blocks, one of them poison
         physical = list(range(total))
         rnd.shuffle(physical)
         self.poison = physical.pop()
-        gen = g.rng(seed)
         self.k = (torch.randn(total, page, kv_heads, d, generator=gen, dtype=torch.float64) * spread).to(dtype)
         self.v = torch.randn(total, page, kv_heads, d, generator=gen, dtype=torch.float64).to(dtype)
         owned = torch.zeros(total, page, dtype=torch.bool)
@@ -68,6 +67,11 @@ class Pool:
         return out
 
 
+def _pool(g: Grading, seed: int, *args, **kwargs) -> Pool:
+    """The hidden case ``seed``'s pool."""
+    return Pool(g.rng(seed), random.Random(f"triton-paged-decode:{seed}"), *args, **kwargs)
+
+
 def run(g: Grading, pool: Pool, q: torch.Tensor, scale: float | None = None, row_gap: int = 2) -> None:
     b, h, d = q.shape
     scale = 1.0 / math.sqrt(d) if scale is None else scale
@@ -90,6 +94,23 @@ def query(g: Grading, seed: int, b: int, h: int, d: int, spread: float = 1.0, dt
     return (torch.randn(b, h, d, generator=g.rng(1000 + seed), dtype=torch.float64) * spread).to(dtype)
 
 
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A fresh tiny batch: one or two sequences of a few tokens (lengths around a small page),
+    GQA or not, a shared prefix block, sometimes contiguous buffers or float16."""
+    rng, gen = trial.rng, trial.generator()
+    page = rng.choice([2, 4])
+    lens = [rng.choice([1, page - 1, page, page + 1, rng.randint(1, 2 * page * trial.size)])
+            for _ in range(rng.randint(1, 2))]
+    kvh, group = rng.randint(1, 2), rng.choice([1, 2])
+    dtype = torch.float16 if rng.random() < 0.2 else torch.float32
+    pool = Pool(gen, rng, lens, page, kvh, 16, share_prefix=rng.random() < 0.3, dtype=dtype)
+    q = torch.randn(len(lens), kvh * group, 16, generator=gen, dtype=torch.float64).to(dtype)
+    row_gap = rng.choice([0, 2])
+    g.show_input(q=q, k_cache=pool.k, v_cache=pool.v, block_tables=pool.tables, seq_lens=pool.seq_lens,
+                 PAGE_SIZE=page, row_gap=row_gap)
+    run(g, pool, q, row_gap=row_gap)
+
+
 def grade(g: Grading) -> None:
     cases = [  # (name, seq_lens, page, heads, kv_heads, d)
         ("one-sequence-one-token", [1], 16, 2, 2, 16),
@@ -101,16 +122,16 @@ def grade(g: Grading) -> None:
     ]
     for c, (name, lens, page, h, kvh, d) in enumerate(cases):
         with g.case(name):
-            run(g, Pool(g, c, lens, page, kvh, d), query(g, c, len(lens), h, d))
+            run(g, _pool(g, c, lens, page, kvh, d), query(g, c, len(lens), h, d))
     with g.case("shared-prefix-block"):
-        run(g, Pool(g, 10, [20, 27, 5], 8, 2, 16, share_prefix=True), query(g, 10, 3, 4, 16))
+        run(g, _pool(g, 10, [20, 27, 5], 8, 2, 16, share_prefix=True), query(g, 10, 3, 4, 16))
     with g.case("contiguous-q-and-cache"):
-        run(g, Pool(g, 11, [14, 30], 8, 2, 16), query(g, 11, 2, 4, 16), row_gap=0)
+        run(g, _pool(g, 11, [14, 30], 8, 2, 16), query(g, 11, 2, 4, 16), row_gap=0)
     with g.case("scores-near-1000"):   # exp overflows without the running max
-        pool = Pool(g, 12, [18, 40], 8, 2, 16)
+        pool = _pool(g, 12, [18, 40], 8, 2, 16)
         pool.k = torch.where(pool.k.isnan(), pool.k, 10.0 + 0.05 * pool.k)
         pool.keys = [10.0 + 0.05 * k for k in pool.keys]
         run(g, pool, torch.full((2, 4, 16), 10.0), scale=0.625)
     with g.case("scale-0.2-float16"):
-        run(g, Pool(g, 13, [11, 26], 8, 2, 16, dtype=torch.float16), query(g, 13, 2, 4, 16, dtype=torch.float16),
+        run(g, _pool(g, 13, [11, 26], 8, 2, 16, dtype=torch.float16), query(g, 13, 2, 4, 16, dtype=torch.float16),
             scale=0.2)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from inferprep.grading import Grading, expect_block_sizes, expect_tensor, fail, kernel_input, kernel_output
+from inferprep.grading import Grading, Trial, expect_block_sizes, expect_tensor, fail, kernel_input, kernel_output
 
 LOW, HIGH = 16, 4096
 TOL = {torch.float32: (1e-5, 1e-6), torch.float16: (2e-3, 1e-3)}
@@ -32,6 +32,28 @@ def run(g: Grading, x: torch.Tensor, *, block: int | None = None, row_gap: int =
     want = torch.softmax(x.double(), dim=-1)
     rtol, atol = TOL[x.dtype]
     expect_tensor(y, want.to(x.dtype).to(g.device), name="out", rtol=rtol, atol=atol)
+
+
+_CE_KINDS = {"rows-": "random", "contiguous-rows": "contiguous", "logits-near-1000": "big",
+             "logits-near-minus-1000": "small", "masked-logits": "masked", "float16-rows": "half",
+             "grader-block-": "block"}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A fresh launch of 1-2 short rows: lengths around the block's edges, with or without a row
+    gap, logits near +-1000 or with -inf entries, float16, or a block the grader picks."""
+    rng = trial.rng
+    kind = trial.pick(_CE_KINDS) or "random"
+    rows, cols = rng.randint(1, 2), rng.choice([1, 2, 15, 16, 17, rng.randint(1, 8 * trial.size)])
+    x = torch.randn(rows, cols, generator=trial.generator(), dtype=torch.float64) * 3
+    x = x + {"big": 1000.0, "small": -1000.0}.get(kind, 0.0)
+    if kind == "masked":
+        x[torch.rand(rows, cols, generator=trial.generator()) < 0.4] = float("-inf")
+        x[:, rng.randrange(cols)] = 0.5
+    x = x.half() if kind == "half" else x.float()
+    block = 1 << max(4, (cols - 1).bit_length() + rng.randint(0, 2)) if kind == "block" else None
+    g.show_input(x=x, **({} if block is None else {"BLOCK_SIZE": block}))
+    run(g, x, block=block, row_gap=0 if kind == "contiguous" else 5)
 
 
 def grade(g: Grading) -> None:
