@@ -218,3 +218,24 @@ def test_the_elapsed_time_comes_from_the_server(live, stepped):
     assert elapsed >= 0.3                    # seconds since started_at, counted on by live.js
     stepped.step.release(CASES)
     wait_done(live, sid)
+
+
+def test_one_user_holds_a_bounded_number_of_streams(live, stepped):
+    """Red team: every stream re-reads and re-renders on each change of its grading; one account
+    could open them by the thousand on its own running grading. Beyond ``STREAMS_PER_USER`` at once
+    the answer is 429; a closed stream gives its place back."""
+    from contextlib import ExitStack
+
+    from inferprep.web.pages.events import STREAMS_PER_USER
+
+    sid = submit(live, "x = 1")
+    assert stepped.started.wait(10)
+    with ExitStack() as held:
+        for _ in range(STREAMS_PER_USER):
+            r = held.enter_context(live.stream("GET", f"/submissions/{sid}/events"))
+            assert r.status_code == 200
+            assert next(read_events(r)).event == "progress"
+        over = live.get(f"/submissions/{sid}/events")
+        assert over.status_code == 429 and "live verdicts open" in over.text
+    with live.stream("GET", f"/submissions/{sid}/events") as r:    # the others closed: room again
+        assert r.status_code == 200 and next(read_events(r)).event == "progress"

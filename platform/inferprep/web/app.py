@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     # event streams re-read at least this often (a lost notification; a worker over SQLite in
     # another process, which no notification reaches, when this process grades nothing itself)
     app.state.stream_poll_s = notify.poll_seconds(settings.db_url, same_process=settings.grading_threads > 0)
+    app.state.stream_slots = events.StreamSlots()
     app.state.cohort_mode = False
     if settings.cohort_mode:   # accounts, roles, CSRF, instructors (issue 5)
         from .cohort_mode import install

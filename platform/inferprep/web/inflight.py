@@ -10,14 +10,21 @@ students stalled for minutes). Admitting at most as many requests as the pool ha
 (less what the embedded grading threads use) rules that out; the others wait on the event loop,
 holding neither a thread nor a connection.
 
-Not limited: static files and event streams (``Accept: text/event-stream``), which hold no
-database session while they run.
+Not limited: static files, and an event stream (``GET /submissions/N/events``) once its response
+has started: it holds no database session while it streams, so it gives its place back then (its
+sign-in and ownership check before that use the database like any request). Which requests are
+streams is read from the path, never from a header the client chooses (``Accept:
+text/event-stream`` on any route would otherwise pass by the limit).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import weakref
+
+EVENT_STREAM = re.compile(r"/submissions/[0-9]+/events")
+"""The paths of event streams (``web.pages.events``)."""
 
 
 class InFlightLimit:
@@ -39,11 +46,26 @@ class InFlightLimit:
         return gate
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"].startswith("/static/") or _event_stream(scope):
+        if scope["type"] != "http" or scope["path"].startswith("/static/"):
             return await self.app(scope, receive, send)
-        async with self._gate():
+        gate = self._gate()
+        await gate.acquire()
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                gate.release()
+
+        if EVENT_STREAM.fullmatch(scope["path"]):
+            inner = send
+
+            async def send(message):   # noqa: F811 - the stream's place is free once it streams
+                if message["type"] == "http.response.start":
+                    release()
+                await inner(message)
+        try:
             await self.app(scope, receive, send)
-
-
-def _event_stream(scope) -> bool:
-    return any(k == b"accept" and b"text/event-stream" in v for k, v in scope.get("headers", ()))
+        finally:
+            release()

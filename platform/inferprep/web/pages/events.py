@@ -16,20 +16,27 @@ connection time, so a page that subscribes late (or reconnects) loses nothing.
 Who may listen: the submission's owner, and in cohort mode an instructor of a cohort the owner is a
 student of (the same rule as the instructor's submission page); anyone else gets 404 before the
 stream starts. The request's database session is closed before streaming: an open stream holds
-no connection, only an asyncio task.
+no connection, only an asyncio task. One user holds at most ``STREAMS_PER_USER`` streams at once
+in one process (429 beyond): each stream re-reads and re-renders on every change, so without a
+bound one account opening streams by the thousand on its own grading would multiply the server's
+work (and the threads every page shares) by as many.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
+import weakref
+from collections import Counter
 
 import anyio
 from fastapi import APIRouter, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ... import db, notify, queue, services
+from ...cohorts import TooManyRequests
 from ...models import Submission
 from ..deps import CurrentUser, SessionDep
 from ..templating import templates
@@ -45,6 +52,42 @@ PROGRESS_GAP_S = 0.1
 """Progress events are at least this far apart (seconds): a grading of many quick cases costs a
 stream at most ten renders a second. The verdict is never held back."""
 GONE = ("gone",)
+STREAMS_PER_USER = 8
+"""Event streams one user may hold open at once in one process (a page holds one; a few tabs, a
+few)."""
+
+
+class StreamSlots:
+    """Counts each user's open streams; ``take`` refuses one beyond ``per_user``."""
+
+    def __init__(self, per_user: int = STREAMS_PER_USER):
+        self.per_user = per_user
+        self._open: Counter[int] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, user: int):
+        """A slot of ``user``'s, as a function that gives it back (once, however often called).
+        Raises ``TooManyRequests`` when the user already holds ``per_user``."""
+        with self._lock:
+            if self._open[user] >= self.per_user:
+                raise TooManyRequests(f"you have {self.per_user} live verdicts open already: close a tab "
+                                      f"or wait for a grading to finish", retry_after=5)
+            self._open[user] += 1
+        given_back = False
+
+        def give_back() -> None:
+            nonlocal given_back
+            with self._lock:
+                if not given_back:
+                    given_back = True
+                    self._open[user] -= 1
+                    if not self._open[user]:
+                        del self._open[user]
+        return give_back
+
+    def open_streams(self, user: int) -> int:
+        """How many streams ``user`` holds open now."""
+        return self._open[user]
 
 
 def owns(request: Request, s, user: int, sub_id: int) -> bool:
@@ -97,29 +140,34 @@ def submission_events(request: Request, sub_id: int, s: SessionDep, user: Curren
     s.close()   # give the connection back now: the stream may stay open for minutes
     hub: notify.Hub = request.app.state.hub
     poll_s = request.app.state.stream_poll_s
+    give_back = request.app.state.stream_slots.take(user)
 
     async def events():
-        with hub.watch(notify.SUBMISSION, sub_id) as changed:   # before the first read: nothing is missed
-            seen, sent_at = None, -PROGRESS_GAP_S
-            while True:
-                changed.clear()
-                since = time.monotonic() - sent_at
-                seen, event = await anyio.to_thread.run_sync(next_event, request, sub_id, owner, seen,
-                                                             since >= PROGRESS_GAP_S)
-                if seen == GONE:
-                    return
-                if event is not None:
-                    yield event
-                    if event.event == "verdict":
+        try:
+            with hub.watch(notify.SUBMISSION, sub_id) as changed:   # before the first read: none missed
+                seen, sent_at = None, -PROGRESS_GAP_S
+                while True:
+                    changed.clear()
+                    since = time.monotonic() - sent_at
+                    seen, event = await anyio.to_thread.run_sync(next_event, request, sub_id, owner, seen,
+                                                                 since >= PROGRESS_GAP_S)
+                    if seen == GONE:
                         return
-                    sent_at = time.monotonic()
-                    wait_s = poll_s
-                else:    # nothing new, or progress held back until the gap has passed
-                    wait_s = poll_s if since >= PROGRESS_GAP_S else PROGRESS_GAP_S - since
-                try:
-                    await asyncio.wait_for(changed.wait(), wait_s)
-                except TimeoutError:
-                    pass
+                    if event is not None:
+                        yield event
+                        if event.event == "verdict":
+                            return
+                        sent_at = time.monotonic()
+                        wait_s = poll_s
+                    else:    # nothing new, or progress held back until the gap has passed
+                        wait_s = poll_s if since >= PROGRESS_GAP_S else PROGRESS_GAP_S - since
+                    try:
+                        await asyncio.wait_for(changed.wait(), wait_s)
+                    except TimeoutError:
+                        pass
+        finally:
+            give_back()
 
-    return EventSourceResponse(events(), ping=PING_S, headers={"Cache-Control": "no-store",
-                                                               "X-Accel-Buffering": "no"})
+    stream = events()
+    weakref.finalize(stream, give_back)   # the slot comes back when the stream is gone, started or not
+    return EventSourceResponse(stream, ping=PING_S, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
