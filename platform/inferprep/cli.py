@@ -228,7 +228,9 @@ def grade(slug: str, file: Path,
 def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = typer.Option(False, "--all"),
                    device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None),
                    salt: Optional[int] = typer.Option(None, help="the salt every grading runs under "
-                                                      "[default: check.CHECK_SALT]")) -> None:
+                                                      "[default: check.CHECK_SALT]"),
+                   mutate: bool = typer.Option(False, "--mutate", help="also grade the reference's mutants "
+                                               "and require the mutation score (inferprep mutate)")) -> None:
     """Check an exercise: metadata, statement, reference passes, stub and wrong variants fail, and
     the grader's hidden cases come from its salt, not from the submission's text."""
     from .check import CHECK_SALT, check_exercise as run_check
@@ -238,7 +240,7 @@ def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = type
     bad = 0
     for s in slugs:
         console.print(f"[bold]{s}[/]")
-        rep = run_check(s, device=device, sandbox_mode=sandbox, salt=CHECK_SALT if salt is None else salt,
+        rep = run_check(s, device=device, sandbox_mode=sandbox, salt=CHECK_SALT if salt is None else salt, mutate=mutate,
                         on_finding=lambda f: console.print(f"  {'[green]ok[/]' if f.ok else '[red]FAIL[/]'} {f.what}"
                                                            f"{'  [dim]' + f.detail + '[/]' if f.detail else ''}", highlight=False))
         bad += not rep.ok

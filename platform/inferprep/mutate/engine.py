@@ -46,7 +46,7 @@ MUTATE_SALT = 0x5EED_CAFE_F00D
 """The salt of every grading in a run unless told otherwise (``check-exercise``'s own)."""
 MUTANT_TIME_FACTOR = 4
 """A mutant's CPU-time limit, as a multiple of the reference's grading time (seconds)."""
-MIN_MUTANT_TIME_S = 2.0
+MIN_MUTANT_TIME_S = 1.0
 """The least CPU-time limit of a mutant, seconds (the harness's limit has 1 s steps)."""
 DIFFERENTIAL_SALTS = 16
 """How many more salts a listed equivalent mutant must pass under."""

@@ -17,6 +17,7 @@ in the file (``equivalent.toml`` lists mutants by that key).
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import difflib
 from dataclasses import dataclass
@@ -477,24 +478,54 @@ def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
     return out
 
 
-def _expected_dump(tree: ast.AST, parents, m: _Mutation) -> str:
-    """``ast.dump`` of the tree with ``m.target`` replaced by ``m.new`` (the tree is restored)."""
+def _statement_path(parents, node: ast.AST) -> tuple[ast.AST, list[tuple[str, int | None]]]:
+    """The smallest statement holding ``node`` (``node`` itself if it is one) and the path of
+    (field, index) steps that leads to it from the module."""
+    stmt = node
+    while not isinstance(stmt, ast.stmt):
+        stmt = parents[id(stmt)][0]
+    path, n = [], stmt
+    while id(n) in parents:
+        parent, name, i = parents[id(n)]
+        path.append((name, i))
+        n = parent
+    return stmt, path[::-1]
+
+
+def _follow(tree: ast.AST, path) -> ast.AST | None:
+    n = tree
+    for name, i in path:
+        n = getattr(n, name, None)
+        if i is not None:
+            n = n[i] if isinstance(n, list) and i < len(n) else None
+        if n is None:
+            return None
+    return n
+
+
+def _expected_dump(parents, m: _Mutation) -> tuple[str, list]:
+    """``ast.dump`` of the smallest statement around ``m.target`` once ``m.new`` replaces it (the
+    tree is restored), and that statement's path from the module."""
     parent, name, i = parents[id(m.target)]
+    stmt, path = _statement_path(parents, m.target)
+    if m.target is stmt:
+        return ast.dump(m.new), path
     if i is None:
         setattr(parent, name, m.new)
         try:
-            return ast.dump(tree)
+            return ast.dump(stmt), path
         finally:
             setattr(parent, name, m.target)
     seq = getattr(parent, name)
     seq[i] = m.new
     try:
-        return ast.dump(tree)
+        return ast.dump(stmt), path
     finally:
         seq[i] = m.target
 
 
-def _candidates(src: _Source, m: _Mutation) -> Iterator[bytes]:
+def _candidates(src: _Source, m: _Mutation) -> Iterator[tuple[int, bytes]]:
+    """(offset of the first byte that may differ, the mutant's bytes), best first."""
     a, b = src.span(m.target)
     if m.token_edit is not None:
         g0, g1, old, new = m.token_edit
@@ -502,41 +533,59 @@ def _candidates(src: _Source, m: _Mutation) -> Iterator[bytes]:
         stripped = gap.strip(" \t\n()\\")
         if stripped == old:
             pos = gap.index(old)
-            yield src.data[:g0] + (gap[:pos] + new + gap[pos + len(old):]).encode() + src.data[g1:]
+            yield g0, src.data[:g0] + (gap[:pos] + new + gap[pos + len(old):]).encode() + src.data[g1:]
     for text in m.texts:
-        yield src.data[:a] + text.encode() + src.data[b:]
+        yield a, src.data[:a] + text.encode() + src.data[b:]
     try:
         text = ast.unparse(m.new)
     except Exception:  # noqa: BLE001 - a node unparse cannot print: no fallback text
         return
     for t in (text, f"({text})"):
-        yield src.data[:a] + t.encode() + src.data[b:]
+        yield a, src.data[:a] + t.encode() + src.data[b:]
 
 
-def _render(src: _Source, tree: ast.AST, parents, m: _Mutation) -> str | None:
-    """The mutant's text: the first candidate edit that parses to exactly the intended tree."""
-    want = _expected_dump(tree, parents, m)
-    for data in _candidates(src, m):
-        try:
-            text = data.decode("utf-8")
-            if ast.dump(ast.parse(text)) == want:
-                return text
-        except (SyntaxError, ValueError, UnicodeDecodeError):
-            continue
+def _top_span(src: _Source, tree: ast.Module, k: int) -> tuple[int, int]:
+    """Byte span of whole lines holding the module's ``k``-th statement (decorators included)."""
+    top = tree.body[k]
+    first = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
+    return src.starts[first - 1], src.starts[min(top.end_lineno, len(src.starts) - 1)]
+
+
+def _parses_to(data: bytes, src: _Source, tree: ast.Module, path, want: str) -> bool:
+    """Does the mutant ``data`` parse to the original tree with the statement at ``path`` dumping
+    to ``want``? The text outside the edited top-level statement is the original's, so that
+    statement's lines are parsed alone (a module parse of each mutant would cost 10x more); when
+    they do not stand alone (``a = 1; b = 2`` across the edge), the whole module is parsed."""
+    (_, k), rest = path[0], path[1:]
+    a, b = _top_span(src, tree, k)
+    try:
+        frag = ast.parse(data[a:b + len(data) - len(src.data)])
+        if len(frag.body) == 1:
+            got = _follow(frag, [("body", 0), *rest])
+            return got is not None and ast.dump(got) == want
+        whole = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return False
+    got = _follow(whole, path)
+    return got is not None and len(whole.body) == len(tree.body) and ast.dump(got) == want
+
+
+def _render(src: _Source, tree: ast.Module, parents, m: _Mutation) -> tuple[str, int] | None:
+    """The mutant's text and the byte offset where it first differs: the first candidate edit
+    that parses to exactly the intended tree."""
+    want, path = _expected_dump(parents, m)
+    for start, data in _candidates(src, m):
+        if _parses_to(data, src, tree, path, want):
+            while start < len(data) and start < len(src.data) and data[start] == src.data[start]:
+                start += 1
+            return data.decode("utf-8"), start
     return None
 
 
-def _first_change(original: str, mutant: str) -> tuple[int, int]:
-    """(line 1-based, column 0-based) of the first character that differs."""
-    n = 0
-    for n, (x, y) in enumerate(zip(original, mutant)):
-        if x != y:
-            break
-    else:
-        n = min(len(original), len(mutant))
-    line = original.count("\n", 0, n) + 1
-    col = n - (original.rfind("\n", 0, n) + 1)
-    return line, col
+def _line_col(src: _Source, offset: int) -> tuple[int, int]:
+    """(line 1-based, column 0-based in characters) of a byte offset."""
+    line = bisect.bisect_right(src.starts, offset)
+    return line, len(src.data[src.starts[line - 1]:offset].decode("utf-8", "replace"))
 
 
 def generate(source: str, operators: Iterable[str] | None = None) -> list[Mutant]:
@@ -558,11 +607,12 @@ def generate(source: str, operators: Iterable[str] | None = None) -> list[Mutant
     for node in _mutable_nodes(tree):
         for name in names:
             for m in OPERATORS[name](node, src):
-                text = _render(src, tree, parents, m)
-                if text is None or text in seen:
+                rendered = _render(src, tree, parents, m)
+                if rendered is None or rendered[0] in seen:
                     continue
+                text = rendered[0]
                 seen.add(text)
-                line, col = _first_change(source, text)
+                line, col = _line_col(src, rendered[1])
                 found.append((line, col, len(found), name, m.description, text))
     found.sort(key=lambda f: (f[0], f[1], names.index(f[3]), f[2]))
     out: list[Mutant] = []
