@@ -524,8 +524,9 @@ def _expected_dump(parents, m: _Mutation) -> tuple[str, list]:
         seq[i] = m.target
 
 
-def _candidates(src: _Source, m: _Mutation) -> Iterator[tuple[int, bytes]]:
-    """(offset of the first byte that may differ, the mutant's bytes), best first."""
+def _candidates(src: _Source, m: _Mutation) -> Iterator[tuple[int, bytes, bool]]:
+    """(where the change is shown, the mutant's bytes, whether that offset is exact: a token edit
+    points at the token; other edits at the target's start, moved to the first differing byte)."""
     a, b = src.span(m.target)
     if m.token_edit is not None:
         g0, g1, old, new = m.token_edit
@@ -533,15 +534,16 @@ def _candidates(src: _Source, m: _Mutation) -> Iterator[tuple[int, bytes]]:
         stripped = gap.strip(" \t\n()\\")
         if stripped == old:
             pos = gap.index(old)
-            yield g0, src.data[:g0] + (gap[:pos] + new + gap[pos + len(old):]).encode() + src.data[g1:]
+            at = g0 + len(gap[:pos].encode())
+            yield at, src.data[:g0] + (gap[:pos] + new + gap[pos + len(old):]).encode() + src.data[g1:], True
     for text in m.texts:
-        yield a, src.data[:a] + text.encode() + src.data[b:]
+        yield a, src.data[:a] + text.encode() + src.data[b:], False
     try:
         text = ast.unparse(m.new)
     except Exception:  # noqa: BLE001 - a node unparse cannot print: no fallback text
         return
     for t in (text, f"({text})"):
-        yield a, src.data[:a] + t.encode() + src.data[b:]
+        yield a, src.data[:a] + t.encode() + src.data[b:], False
 
 
 def _top_span(src: _Source, tree: ast.Module, k: int) -> tuple[int, int]:
@@ -574,9 +576,9 @@ def _render(src: _Source, tree: ast.Module, parents, m: _Mutation) -> tuple[str,
     """The mutant's text and the byte offset where it first differs: the first candidate edit
     that parses to exactly the intended tree."""
     want, path = _expected_dump(parents, m)
-    for start, data in _candidates(src, m):
+    for start, data, exact in _candidates(src, m):
         if _parses_to(data, src, tree, path, want):
-            while start < len(data) and start < len(src.data) and data[start] == src.data[start]:
+            while not exact and start < len(data) and start < len(src.data) and data[start] == src.data[start]:
                 start += 1
             return data.decode("utf-8"), start
     return None
