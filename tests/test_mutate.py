@@ -266,7 +266,7 @@ def test_cli_runs_the_fixture_and_writes_the_report(tmp_path, monkeypatch):
     r = CliRunner().invoke(cli, ["mutate", "running-total", "--operators", "compare,remove-raise",
                                  "--report", str(report)])
     assert r.exit_code == 0, r.output
-    assert "survivor compare@7:10#0" in r.output and "+    if n <= 0:" in r.output
+    assert "survivor compare@7:9#0" in r.output and "+    if n <= 0:" in r.output
     assert "| `running-total` | 3 | 1 | 1 | 0 | 1 | 0 | 0 | 66.7% |" in report.read_text()
 
 
