@@ -31,7 +31,7 @@ def changed(source: str, operator: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("operator,source,expected", [
+OPERATOR_CASES = [
     ("compare", "ok = a < b <= c != d\n", ["ok = a <= b <= c != d", "ok = a < b < c != d", "ok = a < b <= c == d"]),
     ("constant", "x = y[3] + True\n", ["x = y[4] + True", "x = y[2] + True"]),
     ("constant", "n = 0\n", ["n = 1"]),
@@ -63,9 +63,16 @@ def changed(source: str, operator: str) -> list[str]:
     ("boolean", "ok = a and not b\n", ["ok = a or not b", "ok = a and b"]),
     ("break-continue", "for i in x:\n    break\n", ["continue"]),
     ("tril-triu", "m = torch.ones(3, 3).tril()\n", ["m = torch.ones(3, 3).triu()"]),
-])
+]
+
+
+@pytest.mark.parametrize("operator,source,expected", OPERATOR_CASES)
 def test_each_operator_makes_the_expected_mutants(operator, source, expected):
     assert changed(source, operator) == expected
+
+
+def test_every_operator_has_a_case():
+    assert {case[0] for case in OPERATOR_CASES} == set(OPERATORS)
 
 
 def test_messages_annotations_docstrings_and_asserts_are_not_mutated():

@@ -8,7 +8,8 @@ classifies them (``engine``), ``equivalent`` reads the mutants listed as equival
 from .engine import (DETECTED, MUTATE_SALT, SCORE_GOAL, ExerciseRun, Outcome, Result, classify,
                      mutate_exercise)
 from .equivalent import EquivalentFileError
-from .operators import OPERATORS, Mutant, generate
+from .mutants import Mutant, generate
+from .operators import OPERATORS
 
 __all__ = ["DETECTED", "MUTATE_SALT", "OPERATORS", "SCORE_GOAL", "EquivalentFileError", "ExerciseRun", "Mutant",
            "Outcome", "Result", "classify", "generate", "mutate_exercise"]

@@ -22,10 +22,18 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
                report: Path | None = None, command: str = "inferprep mutate") -> int:
     """Mutate ``exercises`` one after the other; print per-exercise and per-operator tables, the
     survivors' diffs (``diffs``) and every error; write the Markdown ``report`` if asked.
-    Returns the exit code: 1 when an exercise has an error (its reference fails, its
-    ``equivalent.toml`` is malformed or wrong), else 0."""
+    The report is rewritten after each exercise (marked partial until the last), so a long run
+    that is stopped still leaves what it measured. Returns the exit code: 1 when an exercise has
+    an error (its reference fails, its ``equivalent.toml`` is malformed or wrong), else 0."""
     t0 = time.perf_counter()
     runs: list[ExerciseRun] = []
+
+    def write_report() -> None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(markdown(runs, command=command, seconds=time.perf_counter() - t0, salt=salt, jobs=jobs,
+                                   root=paths.content_root(), operators=operators, planned=len(exercises)),
+                          encoding="utf-8")
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as progress:
         for ex in exercises:
@@ -37,7 +45,8 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
             progress.remove_task(task)
             err.print(f"{ex.slug}: {run.summary()} in {run.seconds:.0f} s", highlight=False)
             runs.append(run)
-    seconds = time.perf_counter() - t0
+            if report is not None:
+                write_report()
     console.print(exercise_table(runs))
     if len(runs) > 1 or len(operators or ()) != 1:
         console.print(operator_table(runs))
@@ -54,8 +63,5 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
             err.print(f"[bold red]error:[/] {escape(run.slug)}: {escape(e)}", highlight=False)
         bad += bool(run.errors)
     if report is not None:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(markdown(runs, command=command, seconds=seconds, salt=salt, jobs=jobs,
-                                   root=paths.content_root(), operators=operators), encoding="utf-8")
         err.print(f"wrote {report}", highlight=False)
     return 1 if bad else 0

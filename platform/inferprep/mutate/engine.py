@@ -40,7 +40,7 @@ from ..catalog import Exercise
 from ..runner import judge
 from ..verdict import INPUT_CHECKS, Status, Verdict
 from . import equivalent
-from .operators import Mutant, generate
+from .mutants import Mutant, generate
 
 MUTATE_SALT = 0x5EED_CAFE_F00D
 """The salt of every grading in a run unless told otherwise (``check-exercise``'s own)."""

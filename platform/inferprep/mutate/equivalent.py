@@ -22,7 +22,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .operators import OPERATORS, Mutant
+from .mutants import Mutant
+from .operators import OPERATORS
 
 FILE_NAME = "equivalent.toml"
 _KEYS = {"operator", "line", "occurrence", "reason"}

@@ -1,65 +1,28 @@
-"""Mutant generation: small, deliberate mistakes made in a reference solution's source.
+"""Mutation operators: each models a classic slip of this material.
 
-Each operator models a classic slip of this material (a boundary ``<`` for ``<=``, an off-by-one
-index, float32 where float64 was due, floor for ceil, a dropped ``raise``, an in-place call that
-discards its result, a reversed loop, min for max, ...). Operators look at Python's ``ast``;
-the mutant's text is the original with only the mutated node's characters replaced (or only the
-operator token, where one can be found), so a survivor's diff is one line, comments and layout
-kept. Every edit is verified: the mutant must parse to exactly the intended tree, or the
-mutation is dropped.
-
-``generate(source, operators=None) -> list[Mutant]``: the mutants in a deterministic order
-(line, column, then the operators' order), each with a display id ``operator@line:col#index``
-and a stable key (operator, the original line's text, occurrence) that survives edits elsewhere
-in the file (``equivalent.toml`` lists mutants by that key).
+An operator is a function ``(node, source) -> Iterator[Mutation]`` over one ``ast`` node: a
+boundary ``<`` for ``<=``, an off-by-one index, float32 where float64 was due, floor for ceil, a
+dropped ``raise``, an in-place call that discards its result, a reversed loop, min for max, ...
+A ``Mutation`` names the node to replace, its replacement, and candidate texts for the
+replaced characters (``inferprep.mutate.mutants`` picks the first that parses to exactly the
+replacement). ``OPERATORS`` maps each operator's name to its function, in the order their
+mutants are listed at one spot.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
 import copy
-import difflib
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
-__all__ = ["OPERATORS", "Mutant", "generate"]
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """One mutant of a source text.
-
-    ``line`` (1-based) and ``col`` (0-based, characters) locate the first changed character;
-    ``index`` counts mutants of the same operator at that spot; ``source_line`` is the original
-    text of that line (stripped) and ``occurrence`` counts earlier mutants with the same operator
-    and the same ``source_line``: (operator, source_line, occurrence) is the stable key."""
-
-    operator: str
-    line: int
-    col: int
-    index: int
-    source_line: str
-    occurrence: int
-    description: str
-    code: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.operator}@{self.line}:{self.col}#{self.index}"
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.operator, self.source_line, self.occurrence)
-
-    def diff(self, original: str, path: str = "reference.py", context: int = 1) -> str:
-        """The unified diff from ``original`` to this mutant (``context`` lines around)."""
-        return "".join(difflib.unified_diff(original.splitlines(True), self.code.splitlines(True),
-                                            fromfile=path, tofile=f"{path} ({self.id})", n=context))
+__all__ = ["OPERATORS", "Mutation", "Source", "dotted"]
 
 
 @dataclass
-class _Mutation:
+class Mutation:
+    """One edit an operator proposes: replace ``target`` by ``new``."""
+
     target: ast.AST          # the node replaced
     new: ast.AST             # what replaces it
     description: str
@@ -67,10 +30,10 @@ class _Mutation:
     token_edit: tuple[int, int, str, str] | None = None  # (start, end) byte gap, old token, new token
 
 
-Operator = Callable[[ast.AST, "_Source"], Iterator[_Mutation]]
+Operator = Callable[[ast.AST, "Source"], Iterator[Mutation]]
 
 
-class _Source:
+class Source:
     """The source as UTF-8 bytes (``ast`` offsets are byte offsets) and segment helpers."""
 
     def __init__(self, text: str):
@@ -92,8 +55,8 @@ class _Source:
 
 
 def _mutation(target: ast.AST, new: ast.AST, description: str, *texts: str,
-              token_edit: tuple[int, int, str, str] | None = None) -> _Mutation:
-    return _Mutation(target, new, description, tuple(texts), token_edit)
+              token_edit: tuple[int, int, str, str] | None = None) -> Mutation:
+    return Mutation(target, new, description, tuple(texts), token_edit)
 
 
 def _replaced(node: ast.AST, **fields) -> ast.AST:
@@ -103,17 +66,17 @@ def _replaced(node: ast.AST, **fields) -> ast.AST:
     return new
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted(node: ast.AST) -> str:
     """``torch.float64`` -> "torch.float64"; "" for anything that is not a dotted name."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
+        base = dotted(node.value)
         return f"{base}.{node.attr}" if base else ""
     return ""
 
 
-def _gap_edit(src: _Source, left: ast.AST, right: ast.AST, old: str, new: str) -> tuple[int, int, str, str]:
+def _gap_edit(src: Source, left: ast.AST, right: ast.AST, old: str, new: str) -> tuple[int, int, str, str]:
     return (src.span(left)[1], src.span(right)[0], old, new)
 
 
@@ -151,7 +114,7 @@ def op_constant(node, src):
                 yield _mutation(node, ast.Constant(value), f"`{node.value}` -> `{value}`", str(value))
 
 
-def _plus_minus(node: ast.expr, src: _Source, what: str) -> Iterator[_Mutation]:
+def _plus_minus(node: ast.expr, src: Source, what: str) -> Iterator[Mutation]:
     text = src.segment(node)
     for sign, op in (("+", ast.Add), ("-", ast.Sub)):
         new = ast.BinOp(node, op(), ast.Constant(1))
@@ -179,7 +142,7 @@ def op_index(node, src):
 
 def op_range_bound(node, src):
     """Off-by-one loop bounds: a non-constant argument of ``range(...)`` plus or minus one."""
-    if isinstance(node, ast.Call) and _dotted(node.func) == "range" and not node.keywords:
+    if isinstance(node, ast.Call) and dotted(node.func) == "range" and not node.keywords:
         for arg in node.args[:2]:
             if not isinstance(arg, (ast.Constant, ast.Starred)):
                 yield from _plus_minus(arg, src, "range bound")
@@ -193,7 +156,7 @@ _NO_SWAP = {"isinstance", "issubclass", "getattr", "setattr", "hasattr", "print"
 
 def op_swap_args(node, src):
     """Swapped neighbouring positional arguments of a call: ``f(a, b)`` -> ``f(b, a)``."""
-    if not isinstance(node, ast.Call) or _dotted(node.func).split(".")[-1] in _NO_SWAP:
+    if not isinstance(node, ast.Call) or dotted(node.func).split(".")[-1] in _NO_SWAP:
         return
     args = node.args
     for i in range(len(args) - 1):
@@ -258,7 +221,7 @@ _DTYPE_MODULES = {"torch", "np", "numpy"}
 _DTYPE_METHODS = {"double": "float", "float": "bfloat16", "half": "bfloat16", "bfloat16": "half", "long": "int"}
 
 
-def _rename_attr(node: ast.Attribute, src: _Source, new_attr: str) -> _Mutation:
+def _rename_attr(node: ast.Attribute, src: Source, new_attr: str) -> Mutation:
     base = src.segment(node.value)
     return _mutation(node, _replaced(node, attr=new_attr), f"`.{node.attr}` -> `.{new_attr}`",
                      f"{base}.{new_attr}", f"({base}).{new_attr}")
@@ -267,12 +230,12 @@ def _rename_attr(node: ast.Attribute, src: _Source, new_attr: str) -> _Mutation:
 def op_dtype(node, src):
     """Lower or swapped precision: ``torch.float64`` -> ``torch.float32``, float32 -> bfloat16,
     bfloat16 <-> float16, int64 -> int32, e4m3 <-> e5m2; ``.double()`` -> ``.float()``, ..."""
-    if isinstance(node, ast.Attribute) and _dotted(node.value) in _DTYPE_MODULES and node.attr in _DTYPES:
-        if node.attr == "float" and _dotted(node.value) != "torch":
+    if isinstance(node, ast.Attribute) and dotted(node.value) in _DTYPE_MODULES and node.attr in _DTYPES:
+        if node.attr == "float" and dotted(node.value) != "torch":
             return
         yield _rename_attr(node, src, _DTYPES[node.attr])
     elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
-          and not node.keywords and node.func.attr in _DTYPE_METHODS and _dotted(node.func.value) not in _DTYPE_MODULES):
+          and not node.keywords and node.func.attr in _DTYPE_METHODS and dotted(node.func.value) not in _DTYPE_MODULES):
         yield _rename_attr(node.func, src, _DTYPE_METHODS[node.func.attr])
 
 
@@ -313,12 +276,12 @@ def op_in_place(node, src):
             and not f.attr.startswith("_") and len(f.attr) > 1):
         yield _rename_attr(f, src, f.attr[:-1])
     elif isinstance(f, ast.Attribute) and f.attr in ("clone", "copy") and not node.args and not node.keywords \
-            and _dotted(f.value) not in ("copy", "torch", "np", "numpy"):
+            and dotted(f.value) not in ("copy", "torch", "np", "numpy"):
         t = src.segment(f.value)
         yield _mutation(node, f.value, f"`.{f.attr}()` dropped", t, f"({t})")
-    elif _dotted(f) in ("copy.copy", "copy.deepcopy") and len(node.args) == 1:
+    elif dotted(f) in ("copy.copy", "copy.deepcopy") and len(node.args) == 1:
         t = src.segment(node.args[0])
-        yield _mutation(node, node.args[0], f"`{_dotted(f)}(...)` dropped", t, f"({t})")
+        yield _mutation(node, node.args[0], f"`{dotted(f)}(...)` dropped", t, f"({t})")
 
 
 _ITERABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.List, ast.Tuple)
@@ -327,12 +290,12 @@ _ITERABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.List, ast.Tuple)
 def op_reversed(node, src):
     """Reversed iteration: ``reversed(x)`` -> ``x``, ``for v in x`` -> ``for v in reversed(x)``,
     ``x[::-1]`` -> ``x``, and ``sorted``'s ``reverse`` flag flipped."""
-    if isinstance(node, ast.Call) and _dotted(node.func) == "reversed" and len(node.args) == 1:
+    if isinstance(node, ast.Call) and dotted(node.func) == "reversed" and len(node.args) == 1:
         t = src.segment(node.args[0])
         yield _mutation(node, node.args[0], "`reversed(...)` dropped", t)
     elif isinstance(node, (ast.For, ast.comprehension)):
         it = node.iter
-        if isinstance(it, _ITERABLE) or (isinstance(it, ast.Call) and _dotted(it.func) in ("range", "sorted", "list")):
+        if isinstance(it, _ITERABLE) or (isinstance(it, ast.Call) and dotted(it.func) in ("range", "sorted", "list")):
             t = src.segment(it)
             new = ast.Call(ast.Name("reversed", ast.Load()), [it], [])
             yield _mutation(it, new, f"`{t}` iterated in reverse", f"reversed({t})")
@@ -341,7 +304,7 @@ def op_reversed(node, src):
           and isinstance(node.slice.step.operand, ast.Constant) and node.slice.step.operand.value == 1):
         t = src.segment(node.value)
         yield _mutation(node, node.value, "`[::-1]` dropped", t, f"({t})")
-    elif isinstance(node, ast.Call) and (_dotted(node.func) == "sorted" or
+    elif isinstance(node, ast.Call) and (dotted(node.func) == "sorted" or
                                         isinstance(node.func, ast.Attribute) and node.func.attr == "sort"):
         for i, kw in enumerate(node.keywords):
             if kw.arg == "reverse" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool):
@@ -421,208 +384,3 @@ OPERATORS: dict[str, Operator] = {
 """Operator name -> generator, in the order their mutants are listed at one spot."""
 
 
-# -- where not to mutate ---------------------------------------------------------------------------
-
-def _is_main_guard(node: ast.AST) -> bool:
-    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-            and _dotted(node.test.left) == "__name__")
-
-
-def _quiet_children(node: ast.AST) -> list[ast.AST]:
-    """Children whose subtrees are not mutated: annotations, messages (f-strings, the exception a
-    ``raise`` builds, ``assert``'s test), docstrings, ``__all__`` and ``if __name__ == ...``."""
-    out: list[ast.AST] = []
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        out += [node.returns] if node.returns else []
-        out += node.decorator_list
-    if isinstance(node, ast.arg) and node.annotation:
-        out.append(node.annotation)
-    if isinstance(node, ast.AnnAssign):
-        out.append(node.annotation)
-    if isinstance(node, (ast.Raise, ast.Assert, ast.JoinedStr)):
-        out += [c for c in ast.iter_child_nodes(node)]
-    if _is_main_guard(node):
-        out += [c for c in ast.iter_child_nodes(node)]
-    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-        out += [c for c in ast.iter_child_nodes(node)]
-    if isinstance(node, ast.Call) and _dotted(node.func) in ("print", "warnings.warn"):
-        out += [c for c in ast.iter_child_nodes(node)]
-    return out
-
-
-def _mutable_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node that operators may touch, depth first in source order."""
-    def visit(node: ast.AST, quiet: bool) -> Iterator[ast.AST]:
-        if not quiet:
-            yield node
-        if _is_main_guard(node):
-            return
-        q = {id(c) for c in _quiet_children(node)}
-        for child in ast.iter_child_nodes(node):
-            yield from visit(child, quiet or id(child) in q)
-    yield from visit(tree, False)
-
-
-# -- rendering and verification ---------------------------------------------------------------------
-
-def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
-    out = {}
-    for parent in ast.walk(tree):
-        for name, value in ast.iter_fields(parent):
-            if isinstance(value, ast.AST):
-                out[id(value)] = (parent, name, None)
-            elif isinstance(value, list):
-                for i, v in enumerate(value):
-                    if isinstance(v, ast.AST):
-                        out[id(v)] = (parent, name, i)
-    return out
-
-
-def _statement_path(parents, node: ast.AST) -> tuple[ast.AST, list[tuple[str, int | None]]]:
-    """The smallest statement holding ``node`` (``node`` itself if it is one) and the path of
-    (field, index) steps that leads to it from the module."""
-    stmt = node
-    while not isinstance(stmt, ast.stmt):
-        stmt = parents[id(stmt)][0]
-    path, n = [], stmt
-    while id(n) in parents:
-        parent, name, i = parents[id(n)]
-        path.append((name, i))
-        n = parent
-    return stmt, path[::-1]
-
-
-def _follow(tree: ast.AST, path) -> ast.AST | None:
-    n = tree
-    for name, i in path:
-        n = getattr(n, name, None)
-        if i is not None:
-            n = n[i] if isinstance(n, list) and i < len(n) else None
-        if n is None:
-            return None
-    return n
-
-
-def _expected_dump(parents, m: _Mutation) -> tuple[str, list]:
-    """``ast.dump`` of the smallest statement around ``m.target`` once ``m.new`` replaces it (the
-    tree is restored), and that statement's path from the module."""
-    parent, name, i = parents[id(m.target)]
-    stmt, path = _statement_path(parents, m.target)
-    if m.target is stmt:
-        return ast.dump(m.new), path
-    if i is None:
-        setattr(parent, name, m.new)
-        try:
-            return ast.dump(stmt), path
-        finally:
-            setattr(parent, name, m.target)
-    seq = getattr(parent, name)
-    seq[i] = m.new
-    try:
-        return ast.dump(stmt), path
-    finally:
-        seq[i] = m.target
-
-
-def _candidates(src: _Source, m: _Mutation) -> Iterator[tuple[int, bytes, bool]]:
-    """(where the change is shown, the mutant's bytes, whether that offset is exact: a token edit
-    points at the token; other edits at the target's start, moved to the first differing byte)."""
-    a, b = src.span(m.target)
-    if m.token_edit is not None:
-        g0, g1, old, new = m.token_edit
-        gap = src.data[g0:g1].decode("utf-8")
-        stripped = gap.strip(" \t\n()\\")
-        if stripped == old:
-            pos = gap.index(old)
-            at = g0 + len(gap[:pos].encode())
-            yield at, src.data[:g0] + (gap[:pos] + new + gap[pos + len(old):]).encode() + src.data[g1:], True
-    for text in m.texts:
-        yield a, src.data[:a] + text.encode() + src.data[b:], False
-    try:
-        text = ast.unparse(m.new)
-    except Exception:  # noqa: BLE001 - a node unparse cannot print: no fallback text
-        return
-    for t in (text, f"({text})"):
-        yield a, src.data[:a] + t.encode() + src.data[b:], False
-
-
-def _top_span(src: _Source, tree: ast.Module, k: int) -> tuple[int, int]:
-    """Byte span of whole lines holding the module's ``k``-th statement (decorators included)."""
-    top = tree.body[k]
-    first = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
-    return src.starts[first - 1], src.starts[min(top.end_lineno, len(src.starts) - 1)]
-
-
-def _parses_to(data: bytes, src: _Source, tree: ast.Module, path, want: str) -> bool:
-    """Does the mutant ``data`` parse to the original tree with the statement at ``path`` dumping
-    to ``want``? The text outside the edited top-level statement is the original's, so that
-    statement's lines are parsed alone (a module parse of each mutant would cost 10x more); when
-    they do not stand alone (``a = 1; b = 2`` across the edge), the whole module is parsed."""
-    (_, k), rest = path[0], path[1:]
-    a, b = _top_span(src, tree, k)
-    try:
-        frag = ast.parse(data[a:b + len(data) - len(src.data)])
-        if len(frag.body) == 1:
-            got = _follow(frag, [("body", 0), *rest])
-            return got is not None and ast.dump(got) == want
-        whole = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return False
-    got = _follow(whole, path)
-    return got is not None and len(whole.body) == len(tree.body) and ast.dump(got) == want
-
-
-def _render(src: _Source, tree: ast.Module, parents, m: _Mutation) -> tuple[str, int] | None:
-    """The mutant's text and the byte offset where it first differs: the first candidate edit
-    that parses to exactly the intended tree."""
-    want, path = _expected_dump(parents, m)
-    for start, data, exact in _candidates(src, m):
-        if _parses_to(data, src, tree, path, want):
-            while not exact and start < len(data) and start < len(src.data) and data[start] == src.data[start]:
-                start += 1
-            return data.decode("utf-8"), start
-    return None
-
-
-def _line_col(src: _Source, offset: int) -> tuple[int, int]:
-    """(line 1-based, column 0-based in characters) of a byte offset."""
-    line = bisect.bisect_right(src.starts, offset)
-    return line, len(src.data[src.starts[line - 1]:offset].decode("utf-8", "replace"))
-
-
-def generate(source: str, operators: Iterable[str] | None = None) -> list[Mutant]:
-    """The mutants of ``source`` made by ``operators`` (names from ``OPERATORS``; all when None).
-
-    Deterministic: the same text and operators give the same mutants in the same order. Mutants
-    whose text equals the original or an earlier mutant's are left out. Raises ``SyntaxError``
-    when ``source`` does not parse and ``ValueError`` naming an unknown operator."""
-    names = list(OPERATORS) if operators is None else list(operators)
-    unknown = [n for n in names if n not in OPERATORS]
-    if unknown:
-        raise ValueError(f"unknown mutation operator(s) {', '.join(unknown)}; known: {', '.join(OPERATORS)}")
-    src = _Source(source)
-    tree = ast.parse(source)
-    parents = _parents(tree)
-    lines = source.splitlines()
-    found: list[tuple[int, int, int, str, str, str]] = []  # line, col, order, operator, description, text
-    seen = {source}
-    for node in _mutable_nodes(tree):
-        for name in names:
-            for m in OPERATORS[name](node, src):
-                rendered = _render(src, tree, parents, m)
-                if rendered is None or rendered[0] in seen:
-                    continue
-                text = rendered[0]
-                seen.add(text)
-                line, col = _line_col(src, rendered[1])
-                found.append((line, col, len(found), name, m.description, text))
-    found.sort(key=lambda f: (f[0], f[1], names.index(f[3]), f[2]))
-    out: list[Mutant] = []
-    index: dict[tuple, int] = {}
-    occurrence: dict[tuple, int] = {}
-    for line, col, _, name, description, text in found:
-        i = index[(name, line, col)] = index.get((name, line, col), -1) + 1
-        source_line = lines[line - 1].strip() if line <= len(lines) else ""
-        k = occurrence[(name, source_line)] = occurrence.get((name, source_line), -1) + 1
-        out.append(Mutant(name, line, col, i, source_line, k, description, text))
-    return out
