@@ -148,9 +148,10 @@ def markdown(runs: list[ExerciseRun], *, command: str, seconds: float, salt: int
         lines += ["## Errors", ""] + [f"- `{slug}`: {e}" for slug, e in errors] + [""]
     head = "| {} | mutants | " + " | ".join(HEADERS) + " | score |"
     rule = "|---|" + "---:|" * (len(HEADERS) + 2)
-    lines += ["## Per exercise", "", head.format("exercise"), rule]
+    lines += ["## Per exercise", "", "Lowest score first; the last column is the exercise's time in this run.", "",
+              head.format("exercise") + " seconds |", rule + "---:|"]
     for r in sorted(runs, key=lambda r: (r.score if r.score is not None else 2.0, r.slug)):
-        lines.append(f"| `{r.slug}` | " + " | ".join(_row(r.outcomes)) + " |")
+        lines.append(f"| `{r.slug}` | " + " | ".join(_row(r.outcomes)) + f" | {r.seconds:.0f} |")
     lines += ["", "## Per operator", "", head.format("operator"), rule]
     for name, outs in by_operator(runs).items():
         lines.append(f"| `{name}` | " + " | ".join(_row(outs)) + " |")
