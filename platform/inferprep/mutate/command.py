@@ -31,7 +31,8 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
     def write_report() -> None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(markdown(runs, command=command, seconds=time.perf_counter() - t0, salt=salt, jobs=jobs,
-                                   root=paths.content_root(), operators=operators, planned=len(exercises)),
+                                   root=paths.content_root(), operators=operators, planned=len(exercises),
+                                   max_mutants=max_mutants),
                           encoding="utf-8")
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

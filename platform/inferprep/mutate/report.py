@@ -123,9 +123,10 @@ matters, and no library does that.
 
 def markdown(runs: list[ExerciseRun], *, command: str, seconds: float, salt: int, jobs: int,
              root: Path, operators: list[str] | None = None, now: _dt.datetime | None = None,
-             planned: int | None = None) -> str:
+             planned: int | None = None, max_mutants: int | None = None) -> str:
     """The report as Markdown: headline, per exercise, per operator, survivors' diffs, method.
-    ``planned``: how many exercises the run will cover, when more than ``runs`` (a partial report)."""
+    ``planned``: how many exercises the run will cover, when more than ``runs`` (a partial report);
+    ``max_mutants``: the per-exercise sample size, when the run graded a sample."""
     now = now or _dt.datetime.now(_dt.timezone.utc)
     outcomes = every_outcome(runs)
     s = score(outcomes)
