@@ -54,9 +54,14 @@ OPERATOR_CASES = [
       "y = math.ceil(a / b) + round(c) + a // b + t.ceil()"]),
     ("remove-raise", "if n < 0:\n    raise ValueError(f'n={n - 1}')\n", ["pass"]),
     ("in-place", "x.add_(1)\ny = z.clone()\n", ["x.add(1)", "y = z"]),
-    ("reversed", "for v in xs:\n    pass\nys = sorted(reversed(zs), reverse=True)[::-1]\n",
+    ("reversed", "for v in xs:\n    out.append(v)\nys = sorted(reversed(zs), reverse=True)[::-1]\n",
      ["for v in reversed(xs):", "ys = sorted(zs, reverse=True)[::-1]", "ys = sorted(reversed(zs), reverse=False)[::-1]",
       "ys = sorted(reversed(zs), reverse=True)"]),
+    ("reversed", "for _ in xs:\n    f()\nfor k in ks:\n    check(k)\n    if k < 0:\n        raise ValueError(k.item())\n"
+                 "s = sum(x for x in xs) + max(x for x in xs)\n"
+                 "t = [x for x in xs] + max((x for x in xs), key=f) + {x: 1 for x in xs}\n",
+     ["t = [x for x in reversed(xs)] + max((x for x in xs), key=f) + {x: 1 for x in xs}",
+      "t = [x for x in xs] + max((x for x in reversed(xs)), key=f) + {x: 1 for x in xs}"]),
     ("min-max", "y = min(a, b) + t.amax(-1) + t.clamp(min=0)\n",
      ["y = max(a, b) + t.amax(-1) + t.clamp(min=0)", "y = min(a, b) + t.amin(-1) + t.clamp(min=0)",
       "y = min(a, b) + t.amax(-1) + t.clamp(max=0)"]),

@@ -235,8 +235,8 @@ def generate(source: str, operators: Iterable[str] | None = None) -> list[Mutant
     unknown = [n for n in names if n not in OPERATORS]
     if unknown:
         raise ValueError(f"unknown mutation operator(s) {', '.join(unknown)}; known: {', '.join(OPERATORS)}")
-    src = Source(source)
     tree = ast.parse(source)
+    src = Source(source, tree)
     parents = _parents(tree)
     lines = source.splitlines()
     found: list[tuple[int, int, int, str, str, str]] = []  # line, col, order, operator, description, text

@@ -36,9 +36,11 @@ Operator = Callable[[ast.AST, "Source"], Iterator[Mutation]]
 class Source:
     """The source as UTF-8 bytes (``ast`` offsets are byte offsets) and segment helpers."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, tree: ast.AST | None = None):
         self.text = text
         self.data = text.encode("utf-8")
+        self.order_free = order_free_comprehensions(tree) if tree is not None else set()
+        """ids of comprehensions whose order cannot change the result (see ``op_reversed``)."""
         self.starts = [0]
         for line in self.data.splitlines(keepends=True):
             self.starts.append(self.starts[-1] + len(line))
@@ -287,14 +289,55 @@ def op_in_place(node, src):
 _ITERABLE = (ast.Name, ast.Attribute, ast.Subscript, ast.List, ast.Tuple)
 
 
+# Consumers whose result does not depend on the order of their items (without a ``key``: with
+# one, ties go to the first item, and reversing is a real mistake).
+_ORDER_FREE = {"sum", "math.fsum", "max", "min", "any", "all", "set", "frozenset", "sorted", "len", "dict"}
+
+
+def order_free_comprehensions(tree: ast.AST) -> set[int]:
+    """ids of the comprehensions of set and dict comprehensions, and of a generator or list
+    comprehension passed alone to an order-free consumer (``sum(x for x in xs)``)."""
+    out: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.SetComp, ast.DictComp)):
+            out.update(id(g) for g in n.generators)
+        elif (isinstance(n, ast.Call) and dotted(n.func) in _ORDER_FREE and len(n.args) == 1
+              and not any(kw.arg == "key" for kw in n.keywords)
+              and isinstance(n.args[0], (ast.GeneratorExp, ast.ListComp))):
+            out.update(id(g) for g in n.args[0].generators)
+    return out
+
+
+def _changes_state(body: list[ast.stmt]) -> bool:
+    """Can the order of this loop's iterations matter? Not when its body only checks (an ``if``
+    that raises, a call of a plain function such as ``_check(name, v)``): validation loops raise
+    the same exception type in any order. Any assignment, return, yield, break or method call
+    (``out.append(x)``) may depend on the order."""
+    def walk(n: ast.AST):
+        if isinstance(n, ast.Raise):
+            return
+        yield n
+        for c in ast.iter_child_nodes(n):
+            yield from walk(c)
+    state = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.Return, ast.Yield, ast.YieldFrom,
+             ast.Break, ast.Delete)
+    return any(isinstance(n, state) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               for stmt in body for n in walk(stmt))
+
+
 def op_reversed(node, src):
-    """Reversed iteration: ``reversed(x)`` -> ``x``, ``for v in x`` -> ``for v in reversed(x)``,
-    ``x[::-1]`` -> ``x``, and ``sorted``'s ``reverse`` flag flipped."""
+    """Reversed iteration: ``reversed(x)`` -> ``x``, ``for v in x`` -> ``for v in reversed(x)``
+    (not where the order cannot matter: a loop variable ``_``, a loop that only validates, a
+    comprehension summed or maxed), ``x[::-1]`` -> ``x``, and ``sorted``'s ``reverse`` flipped."""
     if isinstance(node, ast.Call) and dotted(node.func) == "reversed" and len(node.args) == 1:
         t = src.segment(node.args[0])
         yield _mutation(node, node.args[0], "`reversed(...)` dropped", t)
     elif isinstance(node, (ast.For, ast.comprehension)):
         it = node.iter
+        if isinstance(node.target, ast.Name) and node.target.id == "_" or id(node) in src.order_free:
+            return
+        if isinstance(node, ast.For) and not _changes_state(node.body):
+            return
         if isinstance(it, _ITERABLE) or (isinstance(it, ast.Call) and dotted(it.func) in ("range", "sorted", "list")):
             t = src.segment(it)
             new = ast.Call(ast.Name("reversed", ast.Load()), [it], [])
