@@ -98,6 +98,24 @@ def test_messages_annotations_docstrings_and_asserts_are_not_mutated():
     assert {m.operator for m in generate(src) if m.line == 6} == {"remove-raise"}
 
 
+def test_only_code_the_entrypoints_reach_is_mutated():
+    src = textwrap.dedent('''\
+        SCALE = 2
+        TABLE = {"a": 3}
+        def _helper(x):
+            return x * SCALE
+        def entry(x):
+            return _helper(x) + 1
+        def editorial_only(x):
+            return TABLE["a"] + x
+        if entry(4) < 0:
+            raise SystemExit(1)
+        ''')
+    reached = {m.line for m in generate(src, entrypoints=["entry"])}
+    assert reached == {1, 4, 6, 9, 10}, reached      # SCALE, _helper, entry, module-level code
+    assert {m.line for m in generate(src)} == {1, 2, 4, 6, 8, 9, 10}
+
+
 def test_mutants_keep_comments_and_parse_to_one_change():
     src = "def f(a, b):  # sum\n    return (a  +  b)  # note\n"
     for m in generate(src):

@@ -194,7 +194,7 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
     t0 = time.perf_counter()
     code = ex.reference_path.read_text(encoding="utf-8")
     run = ExerciseRun(ex.slug, code, f"reference/{ex.reference_path.name}")
-    every = generate(code, operators)
+    every = generate(code, operators, ex.meta.entrypoints)
     run.generated = len(every)
     try:
         entries = equivalent.load(equivalent_path(ex))

@@ -85,9 +85,39 @@ def _quiet_children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _mutable_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node that operators may touch, depth first in source order."""
+def _defined_names(stmt: ast.stmt) -> set[str]:
+    """The module-level names a top-level statement defines (none for other statements)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def unreachable(tree: ast.Module, entrypoints: Iterable[str]) -> set[int]:
+    """ids of the top-level definitions the ``entrypoints`` never reach through the names they
+    use (helpers kept for the editorial or the figures): a mistake there cannot change what a
+    grader sees, so it makes no mutant. Statements that define nothing (module-level code) count
+    as reached."""
+    defs = {name: stmt for stmt in tree.body for name in _defined_names(stmt)}
+
+    def uses(node: ast.AST) -> list[str]:
+        return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in defs]
+    todo = [e for e in entrypoints if e in defs]
+    todo += [name for stmt in tree.body if not _defined_names(stmt) for name in uses(stmt)]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += uses(defs[name])
+    return {id(stmt) for stmt in tree.body if _defined_names(stmt) and not _defined_names(stmt) & seen}
+
+
+def _mutable_nodes(tree: ast.AST, skip: set[int] = frozenset()) -> Iterator[ast.AST]:
+    """Every node that operators may touch, depth first in source order (not under ``skip``)."""
     def visit(node: ast.AST, quiet: bool) -> Iterator[ast.AST]:
+        if id(node) in skip:
+            return
         if not quiet:
             yield node
         if _is_main_guard(node):
@@ -225,8 +255,10 @@ def _line_col(src: Source, offset: int) -> tuple[int, int]:
     return line, len(src.data[src.starts[line - 1]:offset].decode("utf-8", "replace"))
 
 
-def generate(source: str, operators: Iterable[str] | None = None) -> list[Mutant]:
-    """The mutants of ``source`` made by ``operators`` (names from ``OPERATORS``; all when None).
+def generate(source: str, operators: Iterable[str] | None = None,
+             entrypoints: Iterable[str] | None = None) -> list[Mutant]:
+    """The mutants of ``source`` made by ``operators`` (names from ``OPERATORS``; all when None),
+    in the code the ``entrypoints`` reach (all code when None; see ``unreachable``).
 
     Deterministic: the same text and operators give the same mutants in the same order. Mutants
     whose text equals the original or an earlier mutant's are left out. Raises ``SyntaxError``
@@ -241,7 +273,8 @@ def generate(source: str, operators: Iterable[str] | None = None) -> list[Mutant
     lines = source.splitlines()
     found: list[tuple[int, int, int, str, str, str]] = []  # line, col, order, operator, description, text
     seen = {source}
-    for node in _mutable_nodes(tree):
+    skip = unreachable(tree, entrypoints) if entrypoints is not None else set()
+    for node in _mutable_nodes(tree, skip):
         for name in names:
             for m in OPERATORS[name](node, src):
                 rendered = _render(src, tree, parents, m)

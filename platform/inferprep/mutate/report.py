@@ -87,7 +87,9 @@ HOW = f"""\
 
 `inferprep mutate` makes small, deliberate mistakes (mutants) in each reference solution
 (`reference/<module>.py`) and grades every mutant as a submission against the hidden grader. A
-grader that rejects a mutant has *detected* it. The operators model classic slips of this
+grader that rejects a mutant has *detected* it. Only code the exercise's entrypoints reach is
+mutated (helpers kept for the editorial cannot change what a grader sees); messages, annotations,
+docstrings and `assert`s are left alone. The operators model classic slips of this
 material:
 
 | operator | mistake |
