@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install check bench clean
+.PHONY: run test install check mutate bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ test: $(STAMP)
 
 check: $(STAMP)
 	$(VENV)/bin/inferprep check-exercise --all
+
+# Mutation testing of every grader (issue 20): regenerates docs/grader-strength.md. JOBS gradings
+# at once; about an hour on two free cores.
+JOBS ?= 2
+mutate: $(STAMP)
+	$(VENV)/bin/inferprep mutate --all --jobs $(JOBS) --no-diffs --report docs/grader-strength.md
 
 bench: $(STAMP)
 	$(PY) bench/runner.py

@@ -25,6 +25,7 @@ from typing import Callable
 
 from . import catalog
 from .catalog import Exercise
+from .mutate import mutate_exercise
 from .runner import judge
 from .runner.recording import WireRecorder, first_difference
 from .verdict import CORE, INPUT_CHECKS, Verdict
@@ -67,7 +68,11 @@ def _defined_functions(source: str) -> set[str]:
 
 
 def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None = None,
-                   on_finding: Callable[[Finding], None] | None = None, salt: int = CHECK_SALT) -> Report:
+                   on_finding: Callable[[Finding], None] | None = None, salt: int = CHECK_SALT,
+                   mutate: bool = False) -> Report:
+    """Run the checks of ``slug`` (see the module's docstring); ``mutate`` adds the mutation score
+    (``inferprep.mutate``: at least ``SCORE_GOAL`` of the non-equivalent mutants detected, and a
+    valid ``equivalent.toml``)."""
     report = Report(slug)
 
     def add(f: Finding) -> None:
@@ -124,6 +129,9 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
         else:
             ok = v.status.value != "internal_error" and any(not c.passed for c in v.cases if c.group == INPUT_CHECKS)
         add(Finding(f"wrong variant {w.name} fails {target}", ok, _summary(v), v))
+    if mutate:
+        m = mutate_exercise(ex, salt=salt, device=device, sandbox_mode=sandbox_mode)
+        add(Finding("mutation score", m.ok, "; ".join([m.summary(), *m.errors])))
     return report
 
 

@@ -291,7 +291,9 @@ def run_scratch(slug: str, file: Path,
 def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = typer.Option(False, "--all"),
                    device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None),
                    salt: Optional[int] = typer.Option(None, help="the salt every grading runs under "
-                                                      "[default: check.CHECK_SALT]")) -> None:
+                                                      "[default: check.CHECK_SALT]"),
+                   mutate: bool = typer.Option(False, "--mutate", help="also grade the reference's mutants "
+                                               "and require the mutation score (inferprep mutate)")) -> None:
     """Check an exercise: metadata, statement, reference passes, stub and wrong variants fail, and
     the grader's hidden cases come from its salt, not from the submission's text."""
     from .check import CHECK_SALT, check_exercise as run_check
@@ -301,12 +303,45 @@ def check_exercise(slug: Optional[str] = typer.Argument(None), all_: bool = type
     bad = 0
     for s in slugs:
         console.print(f"[bold]{s}[/]")
-        rep = run_check(s, device=device, sandbox_mode=sandbox, salt=CHECK_SALT if salt is None else salt,
+        rep = run_check(s, device=device, sandbox_mode=sandbox, salt=CHECK_SALT if salt is None else salt, mutate=mutate,
                         on_finding=lambda f: console.print(f"  {'[green]ok[/]' if f.ok else '[red]FAIL[/]'} {f.what}"
                                                            f"{'  [dim]' + f.detail + '[/]' if f.detail else ''}", highlight=False))
         bad += not rep.ok
     if bad:
         die(f"{bad} of {len(slugs)} exercise(s) failed their checks", 1)
+
+
+@app.command()
+def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises to mutate"),
+           all_: bool = typer.Option(False, "--all", help="every exercise"),
+           jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="gradings at once (threads, each on the warm pool)"),
+           operators: Optional[str] = typer.Option(None, help="comma-separated operator names [default: all]"),
+           max_mutants: Optional[int] = typer.Option(None, min=1, help="at most this many mutants per exercise, "
+                                                     "spread evenly (a sample)"),
+           report: Optional[Path] = typer.Option(None, help="write the Markdown report here "
+                                                 "(docs/grader-strength.md)"),
+           salt: Optional[int] = typer.Option(None, help="the salt every grading runs under "
+                                              "[default: mutate.MUTATE_SALT]"),
+           device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None),
+           diffs: bool = typer.Option(True, "--diffs/--no-diffs", help="print each survivor's diff")) -> None:
+    """Mutation testing: grade small mistakes made in each reference solution and report how many
+    the grader detects (per exercise, per operator, survivors' diffs). Exit code 1 when an
+    exercise's reference fails or its equivalent.toml is wrong."""
+    from .mutate import MUTATE_SALT, OPERATORS
+    from .mutate.command import run_mutate
+    if bool(slugs) == all_:
+        die("give SLUG ... or --all (not both)")
+    ops = [o.strip() for o in operators.split(",") if o.strip()] if operators is not None else None
+    if ops is not None and (not ops or any(o not in OPERATORS for o in ops)):
+        die(f"unknown operator in {operators!r}; operators: {', '.join(OPERATORS)}")
+    try:
+        exs = catalog.all_exercises() if all_ else [_exercise(s) for s in dict.fromkeys(slugs)]
+    except catalog.CatalogError as e:
+        die(str(e))
+    code = run_mutate(exs, console=console, err=err, jobs=jobs, operators=ops, max_mutants=max_mutants,
+                      salt=MUTATE_SALT if salt is None else salt, device=device, sandbox_mode=sandbox,
+                      diffs=diffs, report=report, command="inferprep " + " ".join(sys.argv[1:]))
+    raise typer.Exit(code)
 
 
 @app.command()

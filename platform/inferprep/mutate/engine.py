@@ -1,0 +1,263 @@
+"""Grade every mutant of an exercise's reference and classify it.
+
+Each mutant's text is graded as a submission through ``runner.judge.grade`` in this process, on
+the default warm-pool launcher (a fork per mutant, never an ``import torch`` per mutant), fail-fast
+on the first failing core case, under one salt for the whole run (reproducible). Its CPU-time
+limit is ``MUTANT_TIME_FACTOR`` times the reference's own grading time (at least
+``MIN_MUTANT_TIME_S``, at most the exercise's limit).
+
+Results, per mutant:
+
+- ``killed``: a core case failed (wrong answer, runtime error, memory or output limit, ...);
+- ``killed by input checks``: every core case passed and an input check failed (the verdict
+  model's "Passed; input checks 3/4": detected, and shown apart);
+- ``timed out``: the time limit stopped it (detected, shown apart);
+- ``survived``: the grader passed it;
+- ``equivalent``: listed in ``equivalent.toml`` and confirmed by the differential check;
+- ``grader error``: the grading ended in an internal error (the grader crashed on the mutant's
+  output: a grader bug; counted against the score, since a student would not get a verdict);
+- ``invalid``: the mutant does not compile (left out of everything).
+
+Score = detected (killed + killed by input checks + timed out) / non-equivalent valid mutants.
+The differential check of a listed equivalent mutant grades it under ``DIFFERENTIAL_SALTS`` more
+salts (other hidden data where a grader draws from its salt) and requires every case, input checks
+included, to pass each time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+from .. import paths
+from ..catalog import Exercise
+from ..runner import judge
+from ..verdict import INPUT_CHECKS, Status, Verdict
+from . import equivalent
+from .mutants import Mutant, generate
+
+MUTATE_SALT = 0x5EED_CAFE_F00D
+"""The salt of every grading in a run unless told otherwise (``check-exercise``'s own)."""
+MUTANT_TIME_FACTOR = 2
+"""A mutant's CPU-time limit, as a multiple of the reference's grading time (seconds). That time is
+wall-clock and includes the grader's own work in this process, so the child's CPU budget is
+already generous; each timed-out mutant costs the whole limit, so keep the factor small."""
+MIN_MUTANT_TIME_S = 1.0
+"""The least CPU-time limit of a mutant, seconds (the harness's limit has 1 s steps)."""
+DIFFERENTIAL_SALTS = 16
+"""How many more salts a listed equivalent mutant must pass under."""
+SCORE_GOAL = 0.95
+"""The share of non-equivalent mutants every grader must detect (issue 20)."""
+
+
+class Result(str, Enum):
+    KILLED = "killed"
+    INPUT_CHECKS = "killed by input checks"
+    TIMED_OUT = "timed out"
+    SURVIVED = "survived"
+    EQUIVALENT = "equivalent"
+    GRADER_ERROR = "grader error"
+    INVALID = "invalid"
+
+
+DETECTED = (Result.KILLED, Result.INPUT_CHECKS, Result.TIMED_OUT)
+
+
+@dataclass
+class Outcome:
+    """One mutant's result; ``detail`` names the case that killed it or what went wrong."""
+
+    mutant: Mutant
+    result: Result
+    seconds: float = 0.0
+    detail: str = ""
+
+
+def count(outcomes: list[Outcome], *results: Result) -> int:
+    return sum(o.result in results for o in outcomes)
+
+
+def non_equivalent(outcomes: list[Outcome]) -> int:
+    """Valid mutants not confirmed equivalent: the score's denominator."""
+    return len(outcomes) - count(outcomes, Result.EQUIVALENT, Result.INVALID)
+
+
+def score(outcomes: list[Outcome]) -> float | None:
+    """Detected / non-equivalent valid mutants, or None when there are none."""
+    n = non_equivalent(outcomes)
+    return count(outcomes, *DETECTED) / n if n else None
+
+
+@dataclass
+class ExerciseRun:
+    """Every mutant graded for one exercise, and the errors of its ``equivalent.toml``."""
+
+    slug: str
+    reference: str                       # the reference's text the mutants were made from
+    reference_path: str                  # as shown in diffs, e.g. reference/rope.py
+    reference_seconds: float = 0.0
+    time_limit_s: float = 0.0
+    generated: int = 0                   # mutants before --max-mutants sampling
+    outcomes: list[Outcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, *results: Result) -> int:
+        return count(self.outcomes, *results)
+
+    @property
+    def non_equivalent(self) -> int:
+        return non_equivalent(self.outcomes)
+
+    @property
+    def score(self) -> float | None:
+        """Detected / non-equivalent valid mutants, or None when there are none."""
+        return score(self.outcomes)
+
+    @property
+    def survivors(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.result is Result.SURVIVED]
+
+    @property
+    def ok(self) -> bool:
+        """No errors and the score at or above ``SCORE_GOAL``."""
+        return not self.errors and (self.score is None or self.score >= SCORE_GOAL)
+
+    def summary(self) -> str:
+        s = self.score
+        head = "no mutants" if s is None else f"{s:.1%} of {self.non_equivalent} non-equivalent mutants detected"
+        parts = [f"{self.count(r)} {r.value}" for r in Result if self.count(r)]
+        return head + (f" ({', '.join(parts)})" if parts else "")
+
+
+def classify(v: Verdict) -> tuple[Result, str]:
+    """A mutant's result from its fail-fast verdict, and the detail that explains it."""
+    first = next((c for c in v.cases if not c.passed), None)
+    detail = f"{first.name}: {first.message.splitlines()[0][:160] if first.message else first.status.value}" \
+        if first is not None else (v.message.splitlines()[0][:160] if v.message else "")
+    if v.status == Status.INTERNAL_ERROR:
+        return Result.GRADER_ERROR, detail or "internal error"
+    if v.status == Status.TIME_LIMIT:
+        return Result.TIMED_OUT, detail
+    if not v.ok:
+        return Result.KILLED, detail
+    if any(not c.passed for c in v.cases if c.group == INPUT_CHECKS):
+        return Result.INPUT_CHECKS, detail
+    return Result.SURVIVED, ""
+
+
+def sample(mutants: list[Mutant], limit: int | None) -> list[Mutant]:
+    """At most ``limit`` mutants spread evenly over the list (deterministic); all when None."""
+    if limit is None or len(mutants) <= limit:
+        return list(mutants)
+    return [mutants[i * len(mutants) // limit] for i in range(limit)]
+
+
+def time_limit(ex: Exercise, reference_seconds: float) -> float:
+    """A mutant's CPU-time limit in seconds (see ``MUTANT_TIME_FACTOR``)."""
+    return min(ex.meta.limits.time_s, max(MIN_MUTANT_TIME_S, math.ceil(MUTANT_TIME_FACTOR * reference_seconds)))
+
+
+def equivalent_path(ex: Exercise) -> Path:
+    """``tests/wrong/<module>/equivalent.toml`` of the exercise."""
+    return paths.wrong_dir() / ex.module / equivalent.FILE_NAME
+
+
+def with_time_limit(ex: Exercise, time_s: float) -> Exercise:
+    limits = ex.meta.limits.model_copy(update={"time_s": time_s})
+    return dataclasses.replace(ex, meta=ex.meta.model_copy(update={"limits": limits}))
+
+
+def differential_salts(salt: int, n: int = DIFFERENTIAL_SALTS) -> list[int]:
+    """``n`` salts other than ``salt``, derived from it (the same run checks the same hidden data)."""
+    return [(salt * 6364136223846793005 + 1442695040888963407 * (i + 1)) % (1 << 63) for i in range(n)]
+
+
+def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: int = MUTATE_SALT,
+                    jobs: int = 1, max_mutants: int | None = None, device: str = "cpu",
+                    sandbox_mode: str | None = None, n_differential: int = DIFFERENTIAL_SALTS,
+                    on_outcome: Callable[[Outcome], None] | None = None,
+                    on_start: Callable[[int], None] | None = None) -> ExerciseRun:
+    """Generate, grade and classify the mutants of ``ex``'s reference.
+
+    ``jobs`` gradings run at once (threads of this process, each on the warm pool); ``max_mutants``
+    samples the mutants evenly (the CI sample); ``on_start`` hears how many mutants will be graded
+    and ``on_outcome`` each result as it comes. Problems of the exercise itself (the reference does
+    not pass, ``equivalent.toml`` is malformed or wrong) land in ``ExerciseRun.errors``; raises only
+    ``ValueError`` for an unknown operator."""
+    t0 = time.perf_counter()
+    code = ex.reference_path.read_text(encoding="utf-8")
+    run = ExerciseRun(ex.slug, code, f"reference/{ex.reference_path.name}")
+    every = generate(code, operators, ex.meta.entrypoints)
+    run.generated = len(every)
+    try:
+        entries = equivalent.load(equivalent_path(ex))
+    except equivalent.EquivalentFileError as e:
+        run.errors += [f"{equivalent.FILE_NAME}: {p}" for p in e.problems]
+        entries = []
+    if operators is not None:
+        entries = [e for e in entries if e.operator in operators]
+    listed, unmatched = equivalent.match(entries, every)
+    run.errors += unmatched
+
+    def grade(text: str, exercise: Exercise, with_salt: int, fail_fast: bool = True) -> Verdict:
+        return judge.grade(exercise, text, device=device, sandbox_mode=sandbox_mode, fail_fast=fail_fast,
+                           salt=with_salt)
+
+    # The reference twice: the first grading may pay for starting the warm pool.
+    ref = min((grade(code, ex, salt, fail_fast=False) for _ in range(2)), key=lambda v: v.seconds)
+    run.reference_seconds = ref.seconds
+    if not ref.ok:
+        run.errors.append(f"the reference does not pass its own grader ({ref.status.value}: "
+                          f"{classify(ref)[1] or ref.message[:160]}); no mutant graded")
+        run.seconds = time.perf_counter() - t0
+        return run
+    run.time_limit_s = time_limit(ex, ref.seconds)
+    limited = with_time_limit(ex, run.time_limit_s)
+    chosen = sample(every, max_mutants)
+    if on_start:
+        on_start(len(chosen))
+
+    def one(m: Mutant) -> Outcome:
+        t = time.perf_counter()
+        try:
+            compile(m.code, run.reference_path, "exec")
+        except (SyntaxError, ValueError) as e:
+            out = Outcome(m, Result.INVALID, 0.0, str(e))
+        else:
+            result, detail = classify(grade(m.code, limited, salt))
+            if m.key in listed:
+                result, detail = _confirm(m, result, detail, listed[m.key], lambda s: grade(m.code, limited, s, False),
+                                          differential_salts(salt, n_differential))
+            out = Outcome(m, result, time.perf_counter() - t, detail)
+        if on_outcome:
+            on_outcome(out)
+        return out
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mutate") as pool:
+        run.outcomes = list(pool.map(one, chosen))
+    for o in run.outcomes:
+        if o.mutant.key in listed and o.result is not Result.EQUIVALENT:
+            run.errors.append(f"{equivalent.FILE_NAME}: {listed[o.mutant.key]} is listed as equivalent, but "
+                              f"{o.mutant.id} is not: {o.detail}")
+    run.seconds = time.perf_counter() - t0
+    return run
+
+
+def _confirm(m: Mutant, result: Result, detail: str, entry: equivalent.Entry, grade_with: Callable[[int], Verdict],
+             salts: list[int]) -> tuple[Result, str]:
+    """The differential check of a listed mutant: it must pass every case (input checks too) under
+    the run's salt and under every one of ``salts``."""
+    if result is not Result.SURVIVED:
+        return result, f"{result.value} under the run's salt ({detail})"
+    for s in salts:
+        v = grade_with(s)
+        if not v.ok or v.input_checks_passed < v.input_checks_total:
+            return Result.KILLED, f"refuted by salt {s}: {classify(v)[1]}"
+    return Result.EQUIVALENT, entry.reason

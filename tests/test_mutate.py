@@ -1,0 +1,316 @@
+"""Mutation testing of graders (issue 20): operators make the expected mutants, the engine
+classifies a fixture exercise whose survivors are known, ``equivalent.toml`` is validated, the
+CLI refuses bad arguments, and a CI sample runs over a few real exercises."""
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from inferprep import catalog
+from inferprep.check import check_exercise
+from inferprep.cli import app as cli
+from inferprep.mutate import OPERATORS, Result, classify, generate, mutate_exercise
+from inferprep.mutate import equivalent
+from inferprep.mutate.engine import time_limit
+from inferprep.mutate.report import markdown
+from inferprep.verdict import CORE, INPUT_CHECKS, CaseResult, Status, Verdict
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTATE_CONTENT = ROOT / "tests" / "fixtures" / "mutate_content"
+
+
+def changed(source: str, operator: str) -> list[str]:
+    """Each mutant of ``operator`` as its changed line(s), stripped."""
+    out = []
+    for m in generate(textwrap.dedent(source), [operator]):
+        a, b = textwrap.dedent(source).splitlines(), m.code.splitlines()
+        out.append(" / ".join(y.strip() for x, y in zip(a, b) if x != y) if len(a) == len(b) else m.code)
+    return out
+
+
+OPERATOR_CASES = [
+    ("compare", "ok = a < b <= c != d\n", ["ok = a <= b <= c != d", "ok = a < b < c != d", "ok = a < b <= c == d"]),
+    ("constant", "x = y[3] + True\n", ["x = y[4] + True", "x = y[2] + True"]),
+    ("constant", "n = 0\n", ["n = 1"]),
+    ("index", "v = x[i] + x[j:k] + x[i - 1]\n",
+     ["v = x[i + 1] + x[j:k] + x[i - 1]", "v = x[i - 1] + x[j:k] + x[i - 1]", "v = x[i] + x[j + 1:k] + x[i - 1]",
+      "v = x[i] + x[j - 1:k] + x[i - 1]", "v = x[i] + x[j:k + 1] + x[i - 1]", "v = x[i] + x[j:k - 1] + x[i - 1]"]),
+    ("range-bound", "for i in range(a, n): pass\n", ["for i in range(a + 1, n): pass", "for i in range(a - 1, n): pass",
+                                                     "for i in range(a, n + 1): pass", "for i in range(a, n - 1): pass"]),
+    ("swap-args", "y = f(a, b, a) + max(a, b)\n", ["y = f(b, a, a) + max(a, b)", "y = f(a, a, b) + max(a, b)"]),
+    ("drop-term", "y = a + b - c\n", ["y = b - c", "y = a - c", "y = a + b"]),
+    ("drop-factor", "y = 2 * n / d\n", ["y = n / d", "y = 2 / d", "y = 2 * n"]),
+    ("arith", "y = a + b * c\n", ["y = a - b * c", "y = a + b / c"]),
+    ("augassign", "total += x  # keep\n", ["total = x  # keep"]),
+    ("dtype", "t = x.to(torch.float64).double(); u = torch.float8_e4m3fn\n",
+     ["t = x.to(torch.float32).double(); u = torch.float8_e4m3fn", "t = x.to(torch.float64).float(); u = torch.float8_e4m3fn",
+      "t = x.to(torch.float64).double(); u = torch.float8_e5m2"]),
+    ("rounding", "y = math.ceil(a / b) + round(c) + a // b + t.floor()\n",
+     ["y = math.floor(a / b) + round(c) + a // b + t.floor()", "y = math.ceil(a // b) + round(c) + a // b + t.floor()",
+      "y = math.ceil(a / b) + int(c) + a // b + t.floor()", "y = math.ceil(a / b) + round(c) + a / b + t.floor()",
+      "y = math.ceil(a / b) + round(c) + a // b + t.ceil()"]),
+    ("remove-raise", "if n < 0:\n    raise ValueError(f'n={n - 1}')\n", ["pass"]),
+    ("in-place", "x.add_(1)\ny = z.clone()\n", ["x.add(1)", "y = z"]),
+    ("reversed", "for v in xs:\n    out.append(v)\nys = sorted(reversed(zs), reverse=True)[::-1]\n",
+     ["for v in reversed(xs):", "ys = sorted(zs, reverse=True)[::-1]", "ys = sorted(reversed(zs), reverse=False)[::-1]",
+      "ys = sorted(reversed(zs), reverse=True)"]),
+    ("reversed", "for _ in xs:\n    f()\nfor k in ks:\n    check(k)\n    if k < 0:\n        raise ValueError(k.item())\n"
+                 "s = sum(x for x in xs) + max(x for x in xs)\n"
+                 "t = [x for x in xs] + max((x for x in xs), key=f) + {x: 1 for x in xs}\n",
+     ["t = [x for x in reversed(xs)] + max((x for x in xs), key=f) + {x: 1 for x in xs}",
+      "t = [x for x in xs] + max((x for x in reversed(xs)), key=f) + {x: 1 for x in xs}"]),
+    ("min-max", "y = min(a, b) + t.amax(-1) + t.clamp(min=0)\n",
+     ["y = max(a, b) + t.amax(-1) + t.clamp(min=0)", "y = min(a, b) + t.amin(-1) + t.clamp(min=0)",
+      "y = min(a, b) + t.amax(-1) + t.clamp(max=0)"]),
+    ("boolean", "ok = a and not b\n", ["ok = a or not b", "ok = a and b"]),
+    ("break-continue", "for i in x:\n    break\n", ["continue"]),
+    ("tril-triu", "m = torch.ones(3, 3).tril()\n", ["m = torch.ones(3, 3).triu()"]),
+]
+
+
+@pytest.mark.parametrize("operator,source,expected", OPERATOR_CASES)
+def test_each_operator_makes_the_expected_mutants(operator, source, expected):
+    assert changed(source, operator) == expected
+
+
+def test_every_operator_has_a_case():
+    assert {case[0] for case in OPERATOR_CASES} == set(OPERATORS)
+
+
+def test_messages_annotations_docstrings_and_asserts_are_not_mutated():
+    src = textwrap.dedent('''\
+        """Module doc 1 < 2."""
+        def f(n: int = 3) -> list[int]:
+            """Doc 4 + 5."""
+            assert n > 1, f"n={n + 1}"
+            if n < 0:
+                raise ValueError(f"bad {n + 1}")
+            print(n + 1)
+            return n
+        if __name__ == "__main__":
+            f(1 + 2)
+        ''')
+    lines = {m.line for m in generate(src)}
+    assert lines == {2, 5, 6}, [m.id for m in generate(src)]  # default 3, `n < 0`, the raise itself
+    assert {m.operator for m in generate(src) if m.line == 6} == {"remove-raise"}
+
+
+def test_only_code_the_entrypoints_reach_is_mutated():
+    src = textwrap.dedent('''\
+        SCALE = 2
+        TABLE = {"a": 3}
+        def _helper(x):
+            return x * SCALE
+        def entry(x):
+            return _helper(x) + 1
+        def editorial_only(x):
+            return TABLE["a"] + x
+        if entry(4) < 0:
+            raise SystemExit(1)
+        ''')
+    reached = {m.line for m in generate(src, entrypoints=["entry"])}
+    assert reached == {1, 4, 6, 9, 10}, reached      # SCALE, _helper, entry, module-level code
+    assert {m.line for m in generate(src)} == {1, 2, 4, 6, 8, 9, 10}
+
+
+def test_mutants_keep_comments_and_parse_to_one_change():
+    src = "def f(a, b):  # sum\n    return (a  +  b)  # note\n"
+    for m in generate(src):
+        assert "# sum" in m.code and "# note" in m.code
+        ast.parse(m.code)
+    assert [m.code.splitlines()[1] for m in generate(src, ["arith"])] == ["    return (a  -  b)  # note"]
+
+
+def test_order_ids_and_stable_keys():
+    src = "def f(x):\n    if x < 1:\n        return x + 1\n    return x < 1\n"
+    ms = generate(src)
+    assert [m.id for m in ms] == [m.id for m in generate(src)]
+    assert [(m.line, m.col) for m in ms] == sorted((m.line, m.col) for m in ms)
+    assert len({m.id for m in ms}) == len(ms) and len({m.key for m in ms}) == len(ms)
+    first = next(m for m in ms if m.operator == "compare")
+    assert first.id == "compare@2:9#0" and first.key == ("compare", "if x < 1:", 0)
+    # An unrelated edit above shifts line numbers, not keys.
+    shifted = generate("import math\n\n" + src)
+    assert [m.key for m in shifted] == [m.key for m in ms]
+    assert [m.line for m in shifted] == [m.line + 2 for m in ms]
+
+
+def test_unknown_operator_is_refused():
+    with pytest.raises(ValueError, match="unknown mutation operator.*nope"):
+        generate("x = 1\n", ["compare", "nope"])
+
+
+def test_the_diff_shows_the_change():
+    m = generate("a = 1\nb = a < 2\n", ["compare"])[0]
+    d = m.diff("a = 1\nb = a < 2\n", "reference/x.py")
+    assert "-b = a < 2\n+b = a <= 2\n" in d and "reference/x.py (compare@2:6#0)" in d
+
+
+# -- equivalent.toml ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,problem", [
+    ("[[mutant]\n", "not valid TOML"),
+    ('[[mutant]]\noperator = "compare"\nline = "x"\nreason = "r"\nwhy = 1\n', "unknown key(s) why"),
+    ('[[mutant]]\noperator = "compare"\nline = "x"\n', "`reason` must be one line"),
+    ('[[mutant]]\noperator = "compare"\nline = "x"\nreason = """two\nlines"""\n', "`reason` must be one line"),
+    ('[[mutant]]\noperator = "flip"\nline = "x"\nreason = "r"\n', "operator 'flip' is not one of"),
+    ('[[mutant]]\noperator = "compare"\nline = "x"\nreason = "r"\noccurrence = -1\n', "`occurrence` must be an int"),
+    ('[[mutant]]\noperator = "compare"\nline = "x"\nreason = "r"\n' * 2, "entry 2: compare on `x` (occurrence 0) is listed twice"),
+    ('mutant = 3\n', "array of tables"),
+])
+def test_malformed_equivalent_toml_is_an_error(tmp_path, text, problem):
+    p = tmp_path / "equivalent.toml"
+    p.write_text(text)
+    with pytest.raises(equivalent.EquivalentFileError) as e:
+        equivalent.load(p)
+    assert problem in str(e.value) and str(p) in str(e.value)
+
+
+def test_an_entry_that_matches_no_mutant_is_an_error(tmp_path):
+    p = tmp_path / "equivalent.toml"
+    p.write_text('[[mutant]]\noperator = "compare"\nline = "if x < 1:"\nreason = "r"\n'
+                 '[[mutant]]\noperator = "compare"\nline = "if x < 2:"\noccurrence = 0\nreason = "gone"\n')
+    entries = equivalent.load(p)
+    matched, errors = equivalent.match(entries, generate("if x < 1:\n    pass\n"))
+    assert list(matched) == [("compare", "if x < 1:", 0)]
+    assert len(errors) == 1 and "`if x < 2:`" in errors[0] and "matches no mutant" in errors[0]
+    assert equivalent.load(tmp_path / "absent.toml") == []
+
+
+# -- classification ---------------------------------------------------------------------------------
+
+def _verdict(*cases, run_status=None):
+    return Verdict.from_cases("x", [CaseResult(name=n, passed=ok, group=g, status=s if not ok else Status.PASSED)
+                                    for n, ok, g, s in cases], run_status=run_status)
+
+
+@pytest.mark.parametrize("cases,run_status,result", [
+    ([("a", False, CORE, Status.WRONG_ANSWER)], None, Result.KILLED),
+    ([("a", False, CORE, Status.RUNTIME_ERROR)], None, Result.KILLED),
+    ([("a", True, CORE, None), ("n", False, INPUT_CHECKS, Status.WRONG_ANSWER)], None, Result.INPUT_CHECKS),
+    ([("a", False, CORE, Status.TIME_LIMIT)], Status.TIME_LIMIT, Result.TIMED_OUT),
+    ([("a", False, CORE, Status.INTERNAL_ERROR)], None, Result.GRADER_ERROR),
+    ([("a", True, CORE, None), ("n", True, INPUT_CHECKS, None)], None, Result.SURVIVED),
+])
+def test_classify(cases, run_status, result):
+    assert classify(_verdict(*cases, run_status=run_status))[0] is result
+
+
+def test_time_limit_is_a_multiple_of_the_reference_time_within_the_exercise_limit(monkeypatch):
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    ex = catalog.get("running-total")  # time_s = 2
+    assert time_limit(ex, 0.01) == 1
+    assert time_limit(ex, 0.7) == 2
+    assert time_limit(ex, 5.0) == 2
+
+
+# -- the fixture exercise: which mutants survive is known -------------------------------------------
+
+EXPECTED = {
+    ("compare", "if n < 0:", 0): Result.SURVIVED,          # n == 0 is never tried
+    ("constant", "if n < 0:", 0): Result.SURVIVED,
+    ("remove-raise", 'raise ValueError("n must be >= 0")', 0): Result.INPUT_CHECKS,
+    ("reversed", "for i in range(n):", 0): Result.EQUIVALENT,  # listed, and the differential check agrees
+    ("augassign", "done += step", 0): Result.TIMED_OUT,     # done = step never reaches 10
+}
+
+
+@pytest.fixture(scope="module")
+def fixture_run():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+        ex = catalog.get("running-total")
+        return ex, mutate_exercise(ex, jobs=2, n_differential=4)
+
+
+def test_the_fixture_mutants_are_classified(fixture_run):
+    _, run = fixture_run
+    got = {o.mutant.key: o.result for o in run.outcomes}
+    assert len(got) == 17 and not run.errors, run.errors
+    for key, result in EXPECTED.items():
+        assert got.pop(key) is result, key
+    assert set(got.values()) == {Result.KILLED}
+    assert (run.count(Result.KILLED), run.non_equivalent) == (12, 16)
+    assert run.score == pytest.approx(14 / 16) and not run.ok
+    assert 0 < run.reference_seconds and run.time_limit_s == time_limit(fixture_run[0], run.reference_seconds)
+
+
+def test_the_report_lists_scores_and_survivor_diffs(fixture_run):
+    _, run = fixture_run
+    md = markdown([run], command="inferprep mutate running-total", seconds=12.0, salt=1, jobs=2, root=ROOT)
+    assert "**Overall: 87.5%** of 16 non-equivalent mutants detected (14)" in md
+    assert f"| `running-total` | 17 | 12 | 1 | 1 | 2 | 1 | 0 | 87.5% | {run.seconds:.0f} |" in md
+    assert "| `remove-raise` | 1 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0% |" in md
+    assert "-    if n < 0:\n+    if n <= 0:" in md and "-    if n < 0:\n+    if n < 1:" in md
+    assert "at commit " in md and "Why our own generator" in md
+
+
+def test_a_wrong_equivalent_entry_is_an_error(tmp_path, monkeypatch):
+    import shutil
+    root = tmp_path / "content"
+    shutil.copytree(MUTATE_CONTENT, root)
+    (root / "tests/wrong/running_total/equivalent.toml").write_text(
+        '[[mutant]]\noperator = "constant"\nline = "total = 0"\nreason = "wrong: the sum starts at 1"\n'
+        '[[mutant]]\noperator = "constant"\nline = "total = 00"\nreason = "no such line"\n')
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
+    run = mutate_exercise(catalog.get("running-total"), operators=["constant"], n_differential=2)
+    assert len(run.errors) == 2, run.errors
+    assert "`total = 00`" in run.errors[0] and "matches no mutant" in run.errors[0]
+    assert "`total = 0` (occurrence 0) is listed as equivalent, but constant@9:12#0 is not" in run.errors[1]
+
+
+def test_check_exercise_reports_the_mutation_score(monkeypatch):
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    report = check_exercise("running-total", mutate=True)
+    finding = report.findings[-1]
+    assert finding.what == "mutation score" and not finding.ok
+    assert finding.detail.startswith("87.5% of 16 non-equivalent mutants detected")
+    assert all(f.ok for f in report.findings[:-1]), [f for f in report.findings if not f.ok]
+
+
+# -- the command line -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    ([], "give SLUG ... or --all"),
+    (["rope", "--all"], "give SLUG ... or --all"),
+    (["rope", "--operators", "compare,flip"], "unknown operator"),
+    (["rope", "--operators", ","], "unknown operator"),
+    (["no-such-exercise"], "no exercise 'no-such-exercise'"),
+])
+def test_cli_refuses_bad_arguments(args, message):
+    r = CliRunner().invoke(cli, ["mutate", *args])
+    assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+
+
+def test_cli_refuses_zero_jobs():
+    r = CliRunner().invoke(cli, ["mutate", "rope", "--jobs", "0"])
+    assert r.exit_code == 2 and "--jobs" in r.output
+
+
+def test_cli_runs_the_fixture_and_writes_the_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    report = tmp_path / "strength.md"
+    r = CliRunner().invoke(cli, ["mutate", "running-total", "--operators", "compare,remove-raise",
+                                 "--report", str(report)])
+    assert r.exit_code == 0, r.output
+    assert "survivor compare@7:9#0" in r.output and "+    if n <= 0:" in r.output
+    assert "| `running-total` | 3 | 1 | 1 | 0 | 1 | 0 | 0 | 66.7% | " in report.read_text()
+
+
+# -- the CI sample: a few real calculate exercises, a bounded number of mutants each ---------------
+
+SAMPLE = ("ridge-point", "kv-per-gpu-tp", "gpu-generation-speedup")
+
+
+@pytest.mark.parametrize("slug", SAMPLE)
+def test_sample_of_real_graders(slug):
+    ex = catalog.get(slug)
+    run = mutate_exercise(ex, max_mutants=20, jobs=1)
+    assert not run.errors, run.errors
+    assert len(run.outcomes) == 20 and run.generated > 20
+    assert not [o for o in run.outcomes if o.result in (Result.GRADER_ERROR, Result.INVALID)], \
+        [(o.mutant.id, o.detail) for o in run.outcomes if o.result in (Result.GRADER_ERROR, Result.INVALID)]
+    assert run.count(Result.KILLED) > 0
