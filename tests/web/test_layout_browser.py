@@ -170,7 +170,7 @@ def test_a_331_kb_paste_is_refused_clearly(browser, site, errors):
     set_code(pg, huge)
     status = pg.locator("#save-status")
     pg.wait_for_function("document.getElementById('save-status').textContent.includes('too large')")
-    assert "too large (limit 256 KB; this is 331 KB)" in status.inner_text() and "<" not in status.inner_text()
+    assert "too large (limit 256 KiB; this is 331 KiB)" in status.inner_text() and "<" not in status.inner_text()
     # Submit and Run answer 413: their panels say so and the old "Passed" is gone
     pg.get_by_role("button", name="Submit", exact=True).click()
     pg.wait_for_function("document.querySelector('#verdict [role=alert]') !== null")

@@ -60,7 +60,7 @@
     function byteSize(code) { return new Blob([code]).size; }
     function kb(n) { return Math.ceil(n / 1024); }
     function tooLarge(size) {
-      return "Not saved: too large (limit " + kb(maxBytes) + " KB; this is " + kb(size) + " KB). It is kept in this browser.";
+      return "Not saved: too large (limit " + kb(maxBytes) + " KiB; this is " + kb(size) + " KiB). It is kept in this browser.";
     }
     var SIGNED_OUT = "Signed out: sign in again (your code is kept here)";
 
@@ -108,7 +108,7 @@
 
     // -- opening or dropping a file: strict UTF-8, or a message and the editor left as it was
     function loadFile(file) {
-      if (file.size > maxBytes) { status.textContent = file.name + " is too large (limit " + kb(maxBytes) + " KB; it is " + kb(file.size) + " KB); the editor is unchanged."; return; }
+      if (file.size > maxBytes) { status.textContent = file.name + " is too large (limit " + kb(maxBytes) + " KiB; it is " + kb(file.size) + " KiB); the editor is unchanged."; return; }
       file.arrayBuffer().then(function (buf) {
         var text;
         try { text = new TextDecoder("utf-8", { fatal: true }).decode(buf); }
@@ -144,9 +144,17 @@
       if (e.detail.requestConfig.elt === form && kind === "run") e.detail.target = document.getElementById("examples");
     });
     form.addEventListener("submit", function () { cm.save(); });
-    form.addEventListener("htmx:beforeRequest", function () { runBtn.disabled = submitBtn.disabled = true; });
+    // Disabling the focused button drops the focus to <body>; give it back afterwards, so a
+    // keyboard user's next Tab or Enter starts where they were.
+    var pressed = null;
+    form.addEventListener("htmx:beforeRequest", function () {
+      pressed = document.activeElement === runBtn || document.activeElement === submitBtn ? document.activeElement : null;
+      runBtn.disabled = submitBtn.disabled = true;
+    });
     form.addEventListener("htmx:afterRequest", function (e) {
       runBtn.disabled = submitBtn.disabled = false;
+      if (pressed && document.activeElement === document.body) pressed.focus();
+      pressed = null;
       if (e.detail.elt !== form) return;
       if (e.detail.successful) {
         saved = sent;
