@@ -17,6 +17,9 @@ Who may listen: the submission's owner, and in cohort mode an instructor of a co
 student of (the same rule as the instructor's submission page); anyone else gets 404 before the
 stream starts. The request's database session is closed before streaming: an open stream holds
 no connection, only an asyncio task.
+
+``job_stream`` is that loop for any job: a scratch run's stream (``GET /api/scratch/{id}/events``,
+``web/api/scratch.py``) uses it with its own events.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
+from functools import partial
 
 import anyio
 from fastapi import APIRouter, Request
@@ -91,26 +96,30 @@ def next_event(request: Request, sub_id: int, owner: bool, seen: tuple | None,
         return key, ServerSentEvent(templates().env.get_template("_verdict.html").render(ctx).strip(), event="verdict")
 
 
-@router.get("/submissions/{sub_id}/events")
-def submission_events(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
-    owner = owns(request, s, user, sub_id)
-    s.close()   # give the connection back now: the stream may stay open for minutes
+Read = Callable[[tuple | None, bool], tuple[tuple, ServerSentEvent | None]]
+"""``read(seen, progress_ok)``: (the job's key now, the event to send or None), as ``next_event``."""
+
+
+def job_stream(request: Request, job_id: int, read: Read, *, last: str) -> EventSourceResponse:
+    """The event stream of job ``job_id``: calls ``read`` (in a worker thread) at the start, on every
+    ``notify.SUBMISSION`` for the job and at least every ``stream_poll_s`` seconds, sends each event
+    it returns (progress at most one per ``PROGRESS_GAP_S``), and ends after the event named
+    ``last`` or when the job is gone. The caller checks who may listen and closes its session first."""
     hub: notify.Hub = request.app.state.hub
     poll_s = request.app.state.stream_poll_s
 
     async def events():
-        with hub.watch(notify.SUBMISSION, sub_id) as changed:   # before the first read: nothing is missed
+        with hub.watch(notify.SUBMISSION, job_id) as changed:   # before the first read: nothing is missed
             seen, sent_at = None, -PROGRESS_GAP_S
             while True:
                 changed.clear()
                 since = time.monotonic() - sent_at
-                seen, event = await anyio.to_thread.run_sync(next_event, request, sub_id, owner, seen,
-                                                             since >= PROGRESS_GAP_S)
+                seen, event = await anyio.to_thread.run_sync(read, seen, since >= PROGRESS_GAP_S)
                 if seen == GONE:
                     return
                 if event is not None:
                     yield event
-                    if event.event == "verdict":
+                    if event.event == last:
                         return
                     sent_at = time.monotonic()
                     wait_s = poll_s
@@ -123,3 +132,10 @@ def submission_events(request: Request, sub_id: int, s: SessionDep, user: Curren
 
     return EventSourceResponse(events(), ping=PING_S, headers={"Cache-Control": "no-store",
                                                                "X-Accel-Buffering": "no"})
+
+
+@router.get("/submissions/{sub_id}/events")
+def submission_events(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+    owner = owns(request, s, user, sub_id)
+    s.close()   # give the connection back now: the stream may stay open for minutes
+    return job_stream(request, sub_id, partial(next_event, request, sub_id, owner), last="verdict")
