@@ -36,7 +36,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
-from .. import auth, catalog, cohorts, queue, services
+from .. import auth, cohorts
 from ..cohorts import TooManyRequests
 from ..models import User
 from ..settings import Settings
