@@ -1,6 +1,8 @@
 """A cohort's load on a real deployment shape: uvicorn on loopback in cohort mode over
 PostgreSQL, two ``inferprep worker`` processes, N simulated students who sign in, browse and
-submit within a ramp (default 200 students, 2 submissions each, over 60 s).
+submit within a ramp (default 200 students, 2 submissions each, over 60 s). After each
+submission a student follows its event stream (``/submissions/N/events``) to the verdict, as the
+exercise page does; the time to the stream's first event counts as a page request.
 
 Prints p50 and p99 page latency (sign-in and submit separately) in all and per route,
 submissions graded per minute, the largest queue wait, and the count check: every submission
@@ -130,7 +132,8 @@ def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess
 ROUTES = {"GET /login": "login_page", "POST /login (sign-in)": "login", "GET /cohort": "cohort_page",
           "GET /exercises": "exercise_list", "GET /exercises/{slug}": "exercise_page",
           "POST /api/exercises/{slug}/submissions": "create_submission",
-          "GET /submissions/{id}/verdict": "verdict_fragment", "GET /progress": "progress_page"}
+          "GET /submissions/{id}/events (first event)": "next_event", "GET /progress": "progress_page"}
+EVENTS = "GET /submissions/{id}/events (first event)"
 NOT_PAGES = ("POST /login (sign-in)", "POST /api/exercises/{slug}/submissions")
 
 
@@ -190,15 +193,27 @@ async def student(i: int, base: str, slug: str, code: str, args, stats: Stats) -
                     continue
                 sub_id = r.json()["id"]
                 stats.sub_ids.append(sub_id)
-                while True:      # the page polls its verdict fragment once a second
-                    await asyncio.sleep(1.0)
-                    r = await timed(stats, "GET /submissions/{id}/verdict", c.get(f"/submissions/{sub_id}/verdict",
-                                                       headers={"HX-Request": "true"}))
-                    if 'data-state="done"' in r.text or r.status_code != 200:
-                        break
+                await follow(stats, c, sub_id)      # as the page does: its event stream, no polling
                 await timed(stats, "GET /progress", c.get("/progress"))
         except Exception as e:  # noqa: BLE001 - a bench reports, it does not stop
             stats.errors.append(f"student {i}: {type(e).__name__}: {e}")
+
+
+async def follow(stats: Stats, c, sub_id: int) -> None:
+    """Listen to the submission's event stream until its verdict; the time to the first event
+    (headers, access check, one read and render) is recorded as a page request."""
+    t0 = time.perf_counter()
+    first = True
+    async with c.stream("GET", f"/submissions/{sub_id}/events", headers={"Accept": "text/event-stream"}) as r:
+        if r.status_code != 200:
+            raise RuntimeError(f"events of {sub_id}: {r.status_code}")
+        async for line in r.aiter_lines():
+            if first and line.startswith("event:"):
+                stats.routes[EVENTS].append(time.perf_counter() - t0)
+                first = False
+            if line.strip() == "event: verdict":
+                return
+    raise RuntimeError(f"events of {sub_id}: the stream ended without a verdict")
 
 
 # -- the profile ----------------------------------------------------------------------------------

@@ -133,6 +133,7 @@ ACCESS = {
     ("GET", "/api/submissions/{sub_id}"): "owner", ("POST", "/api/submissions/{sub_id}/retry"): "owner",
     ("GET", "/api/progress"): "signed",
     ("POST", "/api/exercises/{slug}/scratch"): "signed", ("GET", "/api/scratch/{scratch_id}"): "owner",
+    ("GET", "/api/scratch/{scratch_id}/events"): "owner",
     ("GET", "/healthz"): "all", ("GET", "/openapi.json"): "all", ("GET", "/docs"): "all",
     ("GET", "/docs/oauth2-redirect"): "all", ("GET", "/redoc"): "all",
     ("GET", "/login"): "all", ("GET", "/signup"): "all", ("POST", "/login"): "public-form",

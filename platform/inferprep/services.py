@@ -25,7 +25,7 @@ from sqlalchemy.orm import defer
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from . import catalog, db, paths, queue
+from . import catalog, db, queue
 from .models import Exercise as ExerciseRowModel
 from .models import GRADED, Draft, JobState, Submission, SubmissionKind, utcnow
 from .verdict import CaseResult, ScratchResult, Status, Verdict
@@ -61,12 +61,11 @@ class Locked(ServiceError):
 def catalog_exercises() -> list[catalog.Exercise]:
     """Every well-formed exercise (a malformed folder, e.g. one being written, is skipped)."""
     out = []
-    for d in sorted(paths.exercises_dir().iterdir()):
-        if d.is_dir() and not d.name.startswith((".", "_")):
-            try:
-                out.append(catalog.load_exercise_dir(d))
-            except catalog.MalformedExercise as e:
-                log.warning("skipping %s", e)
+    for d in catalog.exercise_folders():
+        try:
+            out.append(catalog.load_exercise_dir(d))
+        except catalog.MalformedExercise as e:
+            log.warning("skipping %s", e)
     order = list(catalog.Track)
     return sorted(out, key=lambda e: (order.index(e.meta.track), e.slug))
 

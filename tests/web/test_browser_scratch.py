@@ -1,9 +1,12 @@
 """The Scratch panel in a real browser against a real uvicorn with the real sandboxed runner: type a
 snippet that calls the editor's code as `solution`, run it, see its output; a snippet that raises
-shows a traceback naming scratch.py and solution.py; the snippet survives a reload; nothing
-appears in the history. Screenshot: artifacts/scratch-run.png."""
+shows a traceback naming scratch.py and solution.py; the result is pushed over the run's event
+stream (no polling request); the snippet survives a reload; nothing appears in the history.
+Screenshot: artifacts/scratch-run.png."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -29,6 +32,8 @@ def run_scratch(page) -> str:
 
 
 def test_a_scratch_run_in_the_browser(page, server):  # noqa: F811
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
     page.goto("/exercises/sampling-order")
     paste_into_editor(page, CORRECT)
     type_snippet(page, SNIPPET)
@@ -43,6 +48,12 @@ def test_a_scratch_run_in_the_browser(page, server):  # noqa: F811
     assert page.get_by_test_id("scratch-output").inner_text().strip() == "before"
     trace = page.locator("#scratch-error").inner_text()
     assert 'File "scratch.py", line 2' in trace and 'File "solution.py"' in trace and "/tmp" not in trace
+
+    # each run: one POST, then one event stream that ends with the result; nothing polls
+    page.wait_for_timeout(1500)     # longer than the stream's retry (1 s): a stream left open would reconnect
+    scratch = [re.sub(r"^https?://[^/]+", "", u) for u in requests if "/api/scratch/" in u]
+    assert len(scratch) == 2 and all(re.fullmatch(r"/api/scratch/\d+/events", u) for u in scratch), scratch
+    assert len(set(scratch)) == 2                                 # one stream per run, never reopened
 
     page.reload()                                           # the snippet is kept per exercise
     page.get_by_role("tab", name="Scratch").click()

@@ -49,6 +49,7 @@ def test_static_files_are_not_limited():
 def test_an_event_stream_gives_its_place_back_once_it_streams():
     """Five streams under a limit of one stream at once: none waits for another to end."""
     assert run(1, ["/submissions/1/events"] * 5, streaming=True) == (5, 5)
+    assert run(1, ["/api/scratch/1/events"] * 5, streaming=True) == (5, 5)     # a scratch run's stream too
     assert run(1, ["/exercises"] * 5, streaming=True) == (1, 5)   # an ordinary response holds its place
 
 

@@ -5,6 +5,7 @@ cohort mode it needs the CSRF token with a session and counts against the hourly
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -15,6 +16,7 @@ from inferprep.settings import Settings
 from inferprep.verdict import ScratchResult
 from inferprep.web import create_app
 
+from test_live import read_events
 from webutil import wait_done
 
 SLUG = "sampling-order"
@@ -23,17 +25,23 @@ SECRET = "k" * 40
 
 
 class FakeScratch:
-    """The scratch runner: echoes the snippet; ``BOOM`` in it makes the runner itself raise."""
+    """The scratch runner: echoes the snippet; ``BOOM`` in it makes the runner itself raise,
+    ``HOLD`` makes it wait until ``release`` is set."""
 
     def __init__(self):
         self.calls: list[tuple[str, str, str]] = []
         self.lock = threading.Lock()
+        self.started = threading.Event()
+        self.release = threading.Event()
 
     def __call__(self, exercise, code, snippet, *, device):
         with self.lock:
             self.calls.append((exercise.slug, code, snippet))
+        self.started.set()
         if "BOOM" in snippet:
             raise RuntimeError("the fork server died")
+        if "HOLD" in snippet:
+            self.release.wait(30)
         return ScratchResult(slug=exercise.slug, status="ok", stdout=f"ran: {snippet.strip()}\n", cpu_s=0.01,
                              time_limit_s=2.0, device=device, sandbox="fake")
 
@@ -76,6 +84,34 @@ def test_a_scratch_run_returns_its_output_and_is_no_submission(local, judge, scr
     assert [s["id"] for s in local.get("/api/submissions").json()] == [sub["id"]]
     # the scratch endpoint reads no submission either
     assert local.get(f"/api/scratch/{sub['id']}").status_code == 404
+
+
+def test_the_result_is_pushed_over_the_runs_event_stream(local, scratch_fn):
+    sid = local.post(f"/api/exercises/{SLUG}/scratch", json={"code": "x\n", "snippet": "HOLD\n"}).json()["id"]
+    assert scratch_fn.started.wait(30)
+    with local.stream("GET", f"/api/scratch/{sid}/events") as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = read_events(r)
+        first = next(events)
+        assert first.event == "state" and json.loads(first.data)["state"] == "running"
+        assert json.loads(first.data)["result"] is None
+        scratch_fn.release.set()
+        last = next(events)
+        assert list(events) == []                   # the server ends the stream after the result
+    assert last.event == "done"
+    d = json.loads(last.data)
+    assert d["id"] == sid and d["state"] == "done" and d["result"]["stdout"] == "ran: HOLD\n"
+    # a finished run's stream is its result at once
+    with local.stream("GET", f"/api/scratch/{sid}/events") as r:
+        assert [(e.event, json.loads(e.data)["result"]["status"]) for e in read_events(r)] == [("done", "ok")]
+
+
+def test_no_scratch_stream_for_a_job_that_is_not_a_scratch_run(local):
+    sub = local.post(f"/api/exercises/{SLUG}/submissions", json={"code": "x\n", "kind": "run"}).json()
+    for sid in (sub["id"], 99999, "abc"):
+        r = local.get(f"/api/scratch/{sid}/events")
+        assert r.status_code == 404 and "text/event-stream" not in r.headers["content-type"], sid
+    wait_done(local, sub["id"])
 
 
 def test_bad_scratch_input_gets_a_clear_error(local, settings, scratch_fn):
@@ -145,7 +181,11 @@ def test_in_a_cohort_only_the_owner_reads_a_scratch_run(cohort):
     assert wait_scratch(alice, sid)["result"]["stdout"] == "ran: print('alice-only')\n"
     bob, tina = cohort.as_("bob"), cohort.as_("tina")
     assert bob.get(f"/api/scratch/{sid}").status_code == 404
-    for path in (f"/api/scratch/{sid}", f"/teach/submissions/{sid}", f"/api/teach/submissions/{sid}"):
+    assert bob.get(f"/api/scratch/{sid}/events").status_code == 404
+    assert TestClient(cohort.app).get(f"/api/scratch/{sid}/events").status_code == 401
+    with alice.stream("GET", f"/api/scratch/{sid}/events") as r:
+        assert [e.event for e in read_events(r)] == ["done"]
+    for path in (f"/api/scratch/{sid}", f"/api/scratch/{sid}/events", f"/teach/submissions/{sid}", f"/api/teach/submissions/{sid}"):
         assert tina.get(path).status_code == 404, path
     assert tina.post(f"/api/teach/submissions/{sid}/rejudge").status_code == 404
     # not in the instructor's matrix, CSV or student page

@@ -2,8 +2,6 @@
 // `solution` runs in the sandbox through the JSON API; it is never graded. The snippet autosaves
 // in localStorage, per exercise and per account.
 (function () {
-  var POLL_MS = 300;
-
   // A JSON answer, or an Error whose message says what went wrong (413, 422, 429, signed out).
   function answer(r) {
     var json = (r.headers.get("content-type") || "").indexOf("application/json") === 0;
@@ -16,11 +14,21 @@
     });
   }
 
-  // The one place that waits for a scratch job to finish (polling; server-sent events can replace it).
-  function waitDone(url) {
-    return fetch(url, { headers: { Accept: "application/json" } }).then(answer).then(function (d) {
-      if (d.state === "done") return d;
-      return new Promise(function (resolve) { setTimeout(resolve, POLL_MS); }).then(function () { return waitDone(url); });
+  // The one place that waits for a scratch job to finish: its event stream pushes `state` (queued
+  // with its position, or running) and then `done` with the result; nothing polls. A dropped
+  // connection is retried by the browser; a refused one (signed out, gone) is asked once why.
+  function waitDone(url, onState) {
+    return new Promise(function (resolve, reject) {
+      var stream = new EventSource(url + "/events");
+      stream.addEventListener("state", function (e) { onState(JSON.parse(e.data)); });
+      stream.addEventListener("done", function (e) { stream.close(); resolve(JSON.parse(e.data)); });
+      stream.addEventListener("error", function () {
+        if (stream.readyState !== EventSource.CLOSED) return;
+        fetch(url, { headers: { Accept: "application/json" } }).then(answer).then(function (d) {
+          if (d.state === "done") resolve(d);
+          else reject(new Error("The live connection to the server was refused; run it again."));
+        }).catch(reject);
+      });
     });
   }
 
@@ -59,6 +67,11 @@
       box.dataset.status = r.status;
     }
 
+    function progress(d) {
+      if (d.state === "queued" && d.queue_position > 1) status.textContent = "Queued (position " + d.queue_position + ")…";
+      else if (d.state === "running") status.textContent = "Running…";
+    }
+
     function run() {
       if (btn.disabled) return;
       clearTimeout(timer);
@@ -70,8 +83,8 @@
         method: "POST", body: JSON.stringify({ code: editorCode(), snippet: textarea.value }),
         headers: { "Content-Type": "application/json", "Accept": "application/json" }
       }).then(answer).then(function (d) {
-        if (d.queue_position > 1) status.textContent = "Queued (position " + d.queue_position + ")…";
-        return waitDone(box.dataset.readUrl + d.id);
+        progress(d);
+        return waitDone(box.dataset.readUrl + d.id, progress);
       }).then(show).catch(function (e) {
         status.textContent = "Not run";
         box.dataset.status = "error";

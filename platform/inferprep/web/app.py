@@ -28,6 +28,7 @@ from .api import exercises as api_exercises
 from .api import progress as api_progress
 from .api import scratch as api_scratch
 from .api import submissions as api_submissions
+from .bodycap import BodyCheck
 from .inflight import InFlightLimit
 from .pages import dashboard, events, exercises, progress, submissions
 from .templating import templates
@@ -78,24 +79,16 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     app.state.stream_poll_s = notify.poll_seconds(settings.db_url, same_process=settings.grading_threads > 0)
     app.state.stream_slots = events.StreamSlots()
     app.state.cohort_mode = False
+    app.state.sign_in = None    # who is asking (deps.account), and what a new grading must pass
+    app.state.admit = None      # (deps.admission): nobody and nothing in local mode; cohort mode sets both
     if settings.cohort_mode:   # accounts, roles, CSRF, instructors (issue 5)
         from .cohort_mode import install
         install(app, settings)
 
-    @app.middleware("http")
-    async def cap_body(request: Request, call_next):
-        # Refuse oversized bodies before reading them; the precise cap is checked on the decoded code.
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > 3 * settings.max_code_bytes + 65536:
-            msg = f"the request is {length} bytes; code is limited to {settings.max_code_bytes // 1024} KiB"
-            return JSONResponse({"detail": msg}, status_code=413)
-        if request.method in ("POST", "PUT", "PATCH") and "json" in request.headers.get("content-type", ""):
-            try:
-                (await request.body()).decode("utf-8")
-            except UnicodeDecodeError as e:
-                return JSONResponse({"detail": f"the request body is not UTF-8 text ({e.reason} at byte {e.start})"},
-                                    status_code=422)
-        return await call_next(request)
+    # refuse oversized bodies before reading them (the precise cap is checked on the decoded code)
+    # and JSON that is not UTF-8
+    app.add_middleware(BodyCheck, max_bytes=3 * settings.max_code_bytes + 65536,
+                       what=f"code is limited to {settings.max_code_bytes // 1024} KiB")
 
     # no more requests at once than database connections, less the embedded grading threads'
     app.add_middleware(InFlightLimit, limit=max(4, db.pool_capacity(settings.db_url) - settings.grading_threads - 2))

@@ -2,10 +2,12 @@
 
 What it changes, without touching the pages and API of local mode:
 
-- ``deps.current_user`` becomes the signed-in user (an API token in ``Authorization: Bearer``,
-  else the session cookie); anyone else gets 401 on ``/api``, from an htmx request or when
-  asking for JSON, and a redirect to ``/login`` on a page. Every service call of local mode is already scoped by that user id, so a student sees
-  only their own drafts, submissions and progress.
+- ``deps.account`` (and so ``deps.current_user``) becomes the signed-in user (an API token in
+  ``Authorization: Bearer``, else the session cookie); anyone else gets 401 on ``/api``, from an
+  htmx request or when asking for JSON, and a redirect to ``/login`` on a page. Every service
+  call of local mode is already scoped by that user id, so a student sees only their own
+  drafts, submissions and progress. These are hooks in ``app.state`` (``sign_in``, ``admit``),
+  not ``dependency_overrides``, which FastAPI would analyse again on every request.
 - ``deps.assignments`` gives the exercises assigned to the student's cohorts, with their
   deadlines (the "Assigned to me" filter, the badge on an exercise's page).
 - ``deps.admission`` applies backpressure: a new grading (a submission, or a retry the student
@@ -34,7 +36,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
-from .. import auth, catalog, cohorts, queue, services
+from .. import auth, cohorts
 from ..cohorts import TooManyRequests
 from ..models import User
 from ..settings import Settings
@@ -70,23 +72,14 @@ def signed_in(request: Request, s: deps.SessionDep) -> User:
     return user
 
 
-SignedIn = Annotated[User, Depends(signed_in)]
+def signed_in_user(user: deps.Account) -> User:
+    """The signed-in user (``deps.account``: looked up once per request, shared with ``CurrentUser``)."""
+    if user is None:        # only in local mode, which has none of the routes that ask for it
+        raise LoginRequired()
+    return user
 
 
-def signed_in_id(user: SignedIn) -> int:
-    return user.id
-
-
-def cohort_exercise(slug: str, user: SignedIn) -> catalog.Exercise:
-    return services.get_exercise(cohorts.valid_slug(slug))     # no path traversal, no over-long names
-
-
-def cohort_assignments(s: deps.SessionDep, user: SignedIn) -> dict[str, cohorts.Assigned]:
-    return cohorts.assigned_to(s, user.id)
-
-
-def cohort_admission(request: Request) -> queue.AdmitFn:
-    return partial(cohorts.admit, queue_limit=request.app.state.settings.queue_limit)
+SignedIn = Annotated[User, Depends(signed_in_user)]
 
 
 def csrf_for(request: Request) -> str:
@@ -184,10 +177,8 @@ def install(app: FastAPI, settings: Settings) -> None:
     app.state.cohort_mode = True
     if settings.worker_devices:   # the workers run elsewhere: GPU jobs even from a CPU-only web host
         app.state.devices = tuple(settings.worker_devices.split(","))
-    app.dependency_overrides[deps.current_user] = signed_in_id
-    app.dependency_overrides[deps.exercise_from_path] = cohort_exercise
-    app.dependency_overrides[deps.admission] = cohort_admission
-    app.dependency_overrides[deps.assignments] = cohort_assignments
+    app.state.sign_in = signed_in          # deps.account: who is asking
+    app.state.admit = partial(cohorts.admit, queue_limit=settings.queue_limit)
     app.add_middleware(CSRFMiddleware, secret=settings.secret_key)
 
     @app.exception_handler(LoginRequired)

@@ -10,7 +10,8 @@ students stalled for minutes). Admitting at most as many requests as the pool ha
 (less what the embedded grading threads use) rules that out; the others wait on the event loop,
 holding neither a thread nor a connection.
 
-Not limited: static files, and an event stream (``GET /submissions/N/events``) once its response
+Not limited: static files, and an event stream (``GET /submissions/N/events``,
+``GET /api/scratch/N/events``) once its response
 has started: it holds no database session while it streams, so it gives its place back then (its
 sign-in and ownership check before that use the database like any request). Which requests are
 streams is read from the path, never from a header the client chooses (``Accept:
@@ -23,8 +24,8 @@ import asyncio
 import re
 import weakref
 
-EVENT_STREAM = re.compile(r"/submissions/[0-9]+/events")
-"""The paths of event streams (``web.pages.events``)."""
+EVENT_STREAM = re.compile(r"/submissions/[0-9]+/events|/api/scratch/[0-9]+/events")
+"""The paths of event streams (``web.pages.events.job_stream``: a verdict's and a scratch run's)."""
 
 
 class InFlightLimit:

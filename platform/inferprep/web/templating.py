@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
+from starlette.datastructures import URL
 
 from .. import __version__, catalog, paths
 from ..verdict import STATUS_LABELS, Status
@@ -21,12 +24,31 @@ def _label(status: str | None) -> str:
         return status or ""
 
 
+# app -> {(base URL, path): URL of that static file}
+_static_urls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@pass_context
+def url_for(context, name: str, /, **path_params) -> URL:
+    """Starlette's ``url_for`` for templates, but a static file's URL is looked up once per app,
+    base URL and path: the lookup walks every route (a page asks for ~20 static files)."""
+    request = context["request"]
+    if name != "static":
+        return request.url_for(name, **path_params)
+    key = (str(request.base_url), path_params["path"])
+    urls = _static_urls.setdefault(request.app, {})
+    url = urls.get(key)
+    if url is None:
+        url = urls[key] = request.app.url_path_for("static", **path_params).make_absolute_url(base_url=request.base_url)
+    return url
+
+
 @lru_cache(maxsize=1)
 def templates() -> Jinja2Templates:
     t = Jinja2Templates(directory=str(paths.templates_dir()))
     t.env.globals.update(vendor=VENDOR, version=__version__, tracks=list(catalog.Track),
                          collections=list(catalog.Collection), difficulties=list(catalog.Difficulty),
-                         kinds=list(catalog.Kind))
+                         kinds=list(catalog.Kind), url_for=url_for)
     t.env.filters.update(markdown=render.markdown, statement=render.statement, without_title=render.without_title, python=render.python, status_label=_label)
     for name in t.env.list_templates(extensions=["html"]):   # compile now, not in a first request
         t.env.get_template(name)

@@ -20,6 +20,9 @@ no connection, only an asyncio task. One user holds at most ``STREAMS_PER_USER``
 in one process (429 beyond): each stream re-reads and re-renders on every change, so without a
 bound one account opening streams by the thousand on its own grading would multiply the server's
 work (and the threads every page shares) by as many.
+
+``job_stream`` is that loop for any job: a scratch run's stream (``GET /api/scratch/{id}/events``,
+``web/api/scratch.py``) uses it with its own events.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import threading
 import time
 import weakref
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 
 import anyio
 from fastapi import APIRouter, Request
@@ -134,28 +139,33 @@ def next_event(request: Request, sub_id: int, owner: bool, seen: tuple | None,
         return key, ServerSentEvent(templates().env.get_template("_verdict.html").render(ctx).strip(), event="verdict")
 
 
-@router.get("/submissions/{sub_id}/events")
-def submission_events(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
-    owner = owns(request, s, user, sub_id)
-    s.close()   # give the connection back now: the stream may stay open for minutes
+Read = Callable[[tuple | None, bool], tuple[tuple, ServerSentEvent | None]]
+"""``read(seen, progress_ok)``: (the job's key now, the event to send or None), as ``next_event``."""
+
+
+def job_stream(request: Request, user, job_id: int, read: Read, *, last: str) -> EventSourceResponse:
+    """The event stream of job ``job_id`` for ``user``: calls ``read`` (in a worker thread) at the
+    start, on every ``notify.SUBMISSION`` for the job and at least every ``stream_poll_s`` seconds,
+    sends each event it returns (progress at most one per ``PROGRESS_GAP_S``), and ends after the
+    event named ``last`` or when the job is gone. The caller checks who may listen and closes its
+    session first. Takes one of the user's ``STREAMS_PER_USER`` slots (429 when none is left)."""
     hub: notify.Hub = request.app.state.hub
     poll_s = request.app.state.stream_poll_s
     give_back = request.app.state.stream_slots.take(user)
 
     async def events():
         try:
-            with hub.watch(notify.SUBMISSION, sub_id) as changed:   # before the first read: none missed
+            with hub.watch(notify.SUBMISSION, job_id) as changed:   # before the first read: none missed
                 seen, sent_at = None, -PROGRESS_GAP_S
                 while True:
                     changed.clear()
                     since = time.monotonic() - sent_at
-                    seen, event = await anyio.to_thread.run_sync(next_event, request, sub_id, owner, seen,
-                                                                 since >= PROGRESS_GAP_S)
+                    seen, event = await anyio.to_thread.run_sync(read, seen, since >= PROGRESS_GAP_S)
                     if seen == GONE:
                         return
                     if event is not None:
                         yield event
-                        if event.event == "verdict":
+                        if event.event == last:
                             return
                         sent_at = time.monotonic()
                         wait_s = poll_s
@@ -171,3 +181,10 @@ def submission_events(request: Request, sub_id: int, s: SessionDep, user: Curren
     stream = events()
     weakref.finalize(stream, give_back)   # the slot comes back when the stream is gone, started or not
     return EventSourceResponse(stream, ping=PING_S, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+@router.get("/submissions/{sub_id}/events")
+def submission_events(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+    owner = owns(request, s, user, sub_id)
+    s.close()   # give the connection back now: the stream may stay open for minutes
+    return job_stream(request, user, sub_id, partial(next_event, request, sub_id, owner), last="verdict")
