@@ -12,7 +12,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_equal, fail
 from inferprep.sim.running_sum_model import RunningSumModel, StateSpec
 
 SUMS = ("position", "softmax_denominator", "softmax_numerator", "sum_sq")
@@ -123,6 +123,110 @@ STALLS = [
 ]
 
 
+_CE_KINDS = {"stall-": "stall", "culprit-": "culprit", "first-bad-length-": "first-bad-length"}
+_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+_MANTISSA = {torch.bfloat16: 7, torch.float16: 10, torch.float32: 23}
+
+
+def _ce_increment(trial: Trial, dt: torch.dtype) -> float:
+    """A fresh increment of one of the kinds the stall cases test: a power of two times a small
+    odd multiple (exact ties), just above a half-ulp, one float64 ulp above a power of two, a
+    random magnitude, or a subnormal one."""
+    rng = trial.rng
+    p = 2.0 ** rng.randint(-8, 6)
+    return rng.choice([
+        lambda: p * rng.choice([1.0, 0.75, 1.5, 3.0, 1.25]),
+        lambda: p * (1.0 + 2.0 ** -(_MANTISSA[dt] + 1)),
+        lambda: p * (1.0 + 2.0 ** -52),
+        lambda: 10 ** rng.uniform(-3, 3.5),
+        lambda: float(torch.finfo(dt).smallest_normal) * rng.choice([0.5, 2.0 ** -5, 1.0]),
+    ])()
+
+
+def _ce_variant(trial: Trial) -> tuple[RunningSumModel, str] | None:
+    """A small fresh variant (size + 1 layers, up to 1024 tokens in bf16, 4096 in fp16, which
+    stalls later) that keeps the statement's promise, or None."""
+    rng = trial.rng
+    dtype = rng.choice(["bf16", "bf16", "bf16", "fp16"])
+    max_len = 1024 if dtype == "bf16" else 4096
+    for _ in range(4):
+        model, culprit = make_variant(rng.randrange(1 << 30), trial.size + 1, rng.choice(SUMS[:3]), dtype,
+                                      rng.choice(["first", "middle", "last"]), max_len)
+        try:
+            _check_variant(model, culprit, max_len)
+        except AssertionError:
+            continue
+        return model, culprit
+    return None
+
+
+def _upcasts_only_help(model: RunningSumModel, culprit: str, ctx: int) -> bool:
+    """Whether upcasting any state other than the culprit never raises its term's error over the
+    first ``ctx`` tokens (then every set holding the culprit has at most the culprit's error)."""
+    for spec in model.states:
+        up = model.term(spec.name, "fp32") - model.term(spec.name, "fp64")
+        own = model.term(spec.name, spec.dtype) - model.term(spec.name, "fp64")
+        if spec.name != culprit and max(abs(up[:ctx])) > max(abs(own[:ctx])):
+            return False
+    return True
+
+
+def counterexample(g: Grading, trial: Trial) -> bool | None:
+    """A fresh input of the kind a failed case tests: stall_value on an increment near a rounding
+    decision in the failed case's format, find_culprit on a variant of a few layers, or
+    first_bad_length on one (tol at or near an error the model reaches, or after the fix)."""
+    kind = trial.pick(_CE_KINDS) or "stall"
+    rng, ref = trial.rng, g.reference()
+    if kind == "stall":
+        named = [dt for key, dt in _DTYPES.items() if any(n.startswith(f"stall-{key}") for n in trial.failed)]
+        dt = rng.choice(named or list(_DTYPES.values()))
+        inc = _ce_increment(trial, dt)
+        g.show_input(increment=inc, dtype=dt)
+        _expect_exact(g.call("stall_value", inc, dt), ref.stall_value(inc, dt), f"stall_value({inc!r}, {dt})")
+        return None
+    made = _ce_variant(trial)
+    if made is None:
+        return None
+    model, culprit = made
+    g.show_input(states=", ".join(f"{s.name}: {s.dtype}" for s in model.states), max_len=model.max_len)
+    if kind == "culprit":
+        ctx, tol = model.max_len, TOL
+        if rng.random() < 0.5 and _upcasts_only_help(model, culprit, ctx):
+            tol = model.error(ctx, [culprit])      # exactly the fixed error: error <= tol means fixed
+            model.calls = 0
+        g.show_input(tol=tol)
+        got = g.call("find_culprit", _host(g, model), ctx, tol)
+        g.show_result(culprit, got, name="find_culprit")
+        if got != culprit:
+            fail(f"find_culprit returned {str(got)[:60]!r}, but the state whose dtype breaks the model is {culprit!r}")
+        if model.calls > _budget_states(len(model.names)):
+            fail(f"found it, but with {model.calls} calls to model.error for {len(model.names)} states; "
+                 f"bisection needs at most {_budget_states(len(model.names))}")
+        return None
+    curve = model.error_curve()
+    up, tol = [], TOL
+    form = rng.choice(["plain", "onset-at-max_len", "tol-on-the-curve", "tiny-tol", "after-the-fix"])
+    if form == "onset-at-max_len":
+        model = RunningSumModel(model.states, seed=model.seed, max_len=int((curve > TOL).nonzero()[0][0]) + 1)
+    elif form == "tol-on-the-curve":     # an error the model reaches: that length is not bad yet
+        tol = float(curve[rng.randrange(len(curve))])
+    elif form == "tiny-tol":
+        tol = 1e-9
+    elif form == "after-the-fix":
+        up = [culprit]
+    g.show_input(tol=tol, upcast=up)
+    want = ref.first_bad_length(model, tol, up)
+    model.calls = 0
+    got = g.call("first_bad_length", _host(g, model), tol, up)
+    g.show_result(want, got, name="first_bad_length")
+    if got != want or isinstance(got, bool):
+        fail(f"first_bad_length returned {got!r}, expected {want!r} (the smallest length whose error exceeds tol)")
+    if model.calls > _budget_lengths(model.max_len):
+        fail(f"{model.calls} calls to model.error for max_len={model.max_len}; bisection needs at most "
+             f"{_budget_lengths(model.max_len)}")
+    return None
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
 
@@ -171,10 +275,7 @@ def grade(g: Grading) -> None:
         model, culprit = make_variant(8100, 5, "softmax_denominator", "bf16", "first", max_len=2048)
         ctx = 2048
         tol = model.error(ctx, [culprit])
-        for spec in model.states:   # upcasting a state never raises its error, so every S with the culprit is <= tol
-            up = model.term(spec.name, "fp32") - model.term(spec.name, "fp64")
-            own = model.term(spec.name, spec.dtype) - model.term(spec.name, "fp64")
-            assert max(abs(up[:ctx])) <= max(abs(own[:ctx])) or spec.name == culprit, spec.name
+        assert _upcasts_only_help(model, culprit, ctx)   # so every set with the culprit has error <= tol
         assert model.names[0] == culprit and model.error(ctx, model.names[1:]) > tol
         model.calls = 0
         got = g.call("find_culprit", _host(g, model), ctx, tol)

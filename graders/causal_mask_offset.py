@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_tensor, fail
 
 TOL = {torch.float64: (1e-9, 1e-10), torch.float32: (1e-4, 2e-5), torch.bfloat16: (2e-2, 3e-2),
        torch.float16: (5e-3, 5e-3)}
@@ -44,6 +44,61 @@ def check_attention(g, q, k, v, scale=None, name="output"):
     rtol, atol = TOL[q.dtype]
     expect_tensor(out, truth(q, k, v, scale).to(q.dtype), name=name, rtol=rtol, atol=atol)
     return out
+
+
+_CE_KINDS = {"mask-": "mask", "past-": "attention", "attention-": "attention", "attention-scale-zero": "scale",
+             "attention-explicit-scale": "scale", "visible-scores-": "far-scores", "attention-bfloat16-": "bf16",
+             "attention-bfloat16-T8-S300-scores-near-64": "near-64", "attention-float16-": "fp16",
+             "attention-float64-": "fp64", "cache-invariant-": "cache"}
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A tiny mask or attention call of the kind a failed case tests (more queries than keys,
+    empty caches, an explicit or zero scale, scores near -1e4 or near +64 in bf16, the input
+    dtype), or a short sequence fed in random chunks against the growing cache."""
+    kind = trial.pick(_CE_KINDS) or "attention"
+    rng, dev, n = trial.rng, g.device, trial.size
+    gen = trial.generator()
+    t, s = rng.randint(0, n + 2), rng.randint(0, n + 2)
+    if kind == "mask":
+        g.show_input(t=t, s=s)
+        got = g.call("causal_mask", t, s, device=str(dev))
+        expect_tensor(got, truth_mask(t, s, dev), name="mask")
+        return
+    dt = {"bf16": torch.bfloat16, "near-64": torch.bfloat16, "fp16": torch.float16, "fp64": torch.float64}.get(kind, torch.float32)
+    d = rng.randint(1, 4)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    if kind == "cache":
+        L = n + 2
+        q, k, v = (rnd(1, 1, L, d).float().to(dev) for _ in range(3))
+        cuts = sorted(rng.sample(range(1, L), rng.randint(1, L - 1)))
+        parts = [b - a for a, b in zip([0] + cuts, cuts + [L])]
+        g.show_input(q=q, k=k, v=v, chunks=str(parts))
+        outs, end = [], 0
+        for part in parts:
+            outs.append(check_attention(g, q[..., end:end + part, :], k[..., :end + part, :], v[..., :end + part, :],
+                                        name=f"chunk at {end}"))
+            end += part
+        expect_tensor(torch.cat(outs, dim=2), truth(q, k, v).float(), name="the chunks together", rtol=1e-4, atol=2e-5)
+        return
+    scale = rng.choice([None, None, round(rng.uniform(0.1, 2.0), 3), 0.0]) if kind != "scale" else rng.choice([0.0, 0.3])
+    q, k, v = rnd(1, 1, t, d), rnd(1, 1, s, d), rnd(1, 1, s, d)
+    if kind == "far-scores":      # visible scores near -1e4 and below: a finite fill is no exclusion
+        t, s = max(t, 1), max(s, 2)
+        q = torch.full((1, 1, t, 1), -rng.choice([100.0, 150.0, 200.0]), dtype=torch.float64)
+        k = torch.full((1, 1, s, 1), 100.0, dtype=torch.float64)
+        v = torch.arange(float(s), dtype=torch.float64).view(1, 1, s, 1)
+        scale = 1.0
+    elif kind == "near-64":       # bf16 spacing 0.5 near 64: scores rounded to bf16 move the weights
+        q, k = 4.0 + 0.5 * rnd(1, 1, max(t, 1), 16), 1.0 + 0.3 * rnd(1, 1, max(s, 2) * 4, 16)
+        v = rnd(1, 1, k.shape[2], 16)
+        scale = 1.0
+    q, k, v = (x.to(dt).to(dev) for x in (q, k, v))
+    g.show_input(q=q, k=k, v=v, scale=scale)
+    check_attention(g, q, k, v, scale)
 
 
 def grade(g: Grading) -> None:

@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_tensor, fail
 
 TOL = {  # (rtol, atol as a fraction of max |want| of that gradient) per input dtype
     torch.float64: (1e-9, 1e-10),
@@ -101,6 +101,50 @@ def check_backward(g, q, k, v, do, causal, block_q, block_k, scale=None, pass_sc
     rtol, atol = TOL[q.dtype]
     for name, got, want, mag in zip(("dq", "dk", "dv"), out, grads, mags):
         expect_grad(name, got, want, mag, q.dtype, rtol, atol, lse_dtype)
+
+
+_CE_KINDS = {"backward-": "random", "backward-float64": "float64", "backward-bfloat16-": "bfloat16",
+             "backward-float16-": "float16", "backward-explicit-scale": "scale", "scale-zero": "scale",
+             "backward-scale-None-explicit": "scale-None", "very-negative-rows-": "very-negative",
+             "single-key-tile-covers-all": "random", "many-key-tiles": "random", "one-key-per-row-": "random",
+             "values-equal-across-keys": "equal-values", "backward-bfloat16-N512-d128-large-D": "large-D",
+             "backward-bfloat16-N256-d128-products-round-up": "products-round-up"}
+_CE_DTYPES = {"float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def counterexample(g: Grading, trial: Trial) -> bool | None:
+    """A tiny backward of the kind a failed case tests: a few rows with block sizes that need not
+    divide N (causal or not, the failed case's dtype, an explicit, zero or explicit-None scale,
+    rows of scores near -150, values equal across keys), or a few bf16 rows of width 128 where D
+    is large or its products round upwards. The long cases test memory: no small input shows them."""
+    kind = trial.pick(_CE_KINDS)
+    if kind is None:
+        return False
+    rng, dev = trial.rng, g.device
+    gen = trial.generator()
+    n, d = rng.randint(1, trial.size + 4), rng.randint(1, 4)
+    bq, bk = rng.randint(1, n + 2), rng.randint(1, n + 2)
+    causal = rng.random() < 0.6
+    scale = {"scale": rng.choice([0.0, 0.05]), "random": rng.choice([None, None, round(rng.uniform(0.05, 2.0), 3), 0.0])}.get(kind)
+    q, k, v, do = (torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64) for _ in range(4))
+    dt = _CE_DTYPES.get(kind, torch.float32)
+    if kind == "very-negative":          # lse near -150: an exponent not taken against lse shows
+        k = 1.0 + 0.05 * k
+        q[..., ::2, :] = -150.0 / math.sqrt(d)
+    elif kind == "equal-values":
+        v = v[..., :1, :].expand(1, 1, n, d).contiguous()
+    elif kind == "large-D":              # D = rowsum(dO * O) ~ 128: bf16 spacing 0.5 there
+        d, dt = 128, torch.bfloat16
+        q, k = (torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64) for _ in range(2))
+        v, do = (1.0 + torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64) for _ in range(2))
+    elif kind == "products-round-up":    # each dO * O rounds upwards in bf16: D from bf16 products is too large
+        d, dt = 128, torch.bfloat16
+        q, k = (torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64) for _ in range(2))
+        v, do = _rounds_up_products(gen, n, d, 112)
+    q, k, v, do = (x.to(dt).to(dev) for x in (q, k, v, do))
+    g.show_input(q=q, k=k, v=v, do=do, causal=causal, block_q=bq, block_k=bk, scale=scale)
+    check_backward(g, q, k, v, do, causal, bq, bk, scale=scale, pass_scale=kind == "scale-None")
+    return None
 
 
 def grade(g: Grading) -> None:

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_equal, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_equal, expect_tensor, fail
 
 TOL = {  # (rtol, atol) against float64 truth, per input dtype; lse is compared with atol only
     torch.float64: (1e-9, 1e-10),
@@ -168,6 +168,76 @@ def check_schedule(log, n, bq, bk, causal, needed):
              "when the block size does not divide N)" if seen_q else "no Q tile was processed")
 
 
+_CE_KINDS = {"forward-": "forward", "forward-float64": "float64", "forward-bfloat16-": "bfloat16",
+             "forward-float16-": "float16", "forward-explicit-scale": "scale", "forward-scale-zero": "scale",
+             "very-negative-rows-": "very-negative", "scores-minus-1000": "very-negative",
+             "very-positive-rows": "very-positive", "tiles-": "tiles", "hbm-traffic-": "hbm-traffic"}
+_CE_DTYPES = {"float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def check_tiles(g: Grading, ref, q, k, v, bq: int, bk: int, causal: bool, scale: float) -> tuple[HBM, dict]:
+    """One flash_attention_tiles call on an HBM model of (N, d) q, k, v: checks its schedule, the
+    stored O and lse, and the traffic; returns the model and the reference's traffic."""
+    n, d = q.shape
+    hbm = HBM(q, k, v, bq, bk)
+    handle = g.host(hbm, ["load_q", "load_k", "load_v", "store_o", "store_lse"],
+                    {"seq_len": n, "head_dim": d, "block_q": bq, "block_k": bk, "scale": scale})
+    g.call("flash_attention_tiles", handle, causal=causal)
+    g.show_result(" ".join(f"{name}({i})" for name, i in hbm.log), "", name="the calls on HBM")
+    check_schedule(hbm.log, n, bq, bk, causal, lambda i: ref.needed_kv_tiles(i, n, bq, bk, causal))
+    eo, el = naive(q[None, None], k[None, None], v[None, None], causal, scale)
+    expect_tensor(hbm.o, eo[0, 0].float(), name="stored O", rtol=1e-4, atol=2e-5)
+    expect_tensor(hbm.lse, el[0, 0].float(), name="stored lse", rtol=1e-5, atol=1e-4)
+    want = ref.hbm_traffic(n, d, bq, bk, causal)
+    if hbm.reads != want["flash_reads"] or hbm.writes != want["flash_writes"]:
+        fail(f"measured {hbm.reads} elements read and {hbm.writes} written; the tiled schedule "
+             f"moves {want['flash_reads']} and {want['flash_writes']}")
+    return hbm, want
+
+
+def counterexample(g: Grading, trial: Trial) -> bool | None:
+    """A tiny input of the kind a failed case tests: a forward on a few rows with block sizes that
+    need not divide N (causal or not, an explicit or zero scale, the failed case's dtype, rows
+    whose scores are all far below or above 0), a few tiles on the HBM model, or hbm_traffic on
+    small sizes. The long cases test memory: no small input shows them."""
+    kind = trial.pick(_CE_KINDS)
+    if kind is None:
+        return False
+    rng, dev, ref = trial.rng, g.device, g.reference()
+    gen = trial.generator()
+    n, d = rng.randint(1, trial.size + 4), rng.randint(1, 4)
+    bq, bk = rng.randint(1, n + 2), rng.randint(1, n + 2)
+    causal = rng.random() < 0.6
+    if kind == "hbm-traffic":
+        args = (n, d, bq, bk)
+        g.show_input(seq_len=n, head_dim=d, block_q=bq, block_k=bk, causal=causal)
+        got = g.call("hbm_traffic", *args, causal=causal)
+        want = ref.hbm_traffic(*args, causal)
+        if not isinstance(got, dict):
+            fail(f"hbm_traffic must return a dict, got {type(got).__name__}")
+        expect_equal(got, want, name="hbm_traffic")
+        return None
+    scale = rng.choice([None, None, round(rng.uniform(0.05, 2.0), 3), 0.0]) if kind != "scale" else rng.choice([0.0, 0.05])
+    q, k, v = (torch.randn(1, 1, n, d, generator=gen, dtype=torch.float64) for _ in range(3))
+    if kind == "very-negative":     # every score of some rows near -150 or -1000
+        k = 1.0 + 0.05 * k
+        q[..., ::2, :] = -rng.choice([150.0, 1000.0]) / d
+        scale = 1.0
+    elif kind == "very-positive":   # scores near +113: exp(s) overflows float32
+        k, q, scale = 1.0 + 0.05 * k, torch.full_like(q, 40.0), None
+    if kind == "tiles":
+        q, k, v = (x[0, 0].float().to(dev) for x in (q, k, v))
+        scale = 1.0 / math.sqrt(d) if scale is None else scale
+        g.show_input(q=q, k=k, v=v, block_q=bq, block_k=bk, causal=causal, scale=scale)
+        check_tiles(g, ref, q, k, v, bq, bk, causal, scale)
+        return None
+    dt = _CE_DTYPES.get(kind, torch.float32)
+    q, k, v = (x.to(dt).to(dev) for x in (q, k, v))
+    g.show_input(q=q, k=k, v=v, causal=causal, block_q=bq, block_k=bk, scale=scale)
+    check_forward(g, q, k, v, causal, bq, bk, scale)
+    return None
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     dev = g.device
@@ -252,19 +322,7 @@ def grade(g: Grading) -> None:
     for c, (n, d, bq, bk, causal, scale) in enumerate(tile_cases):
         with g.case(f"tiles-N{n}-bq{bq}-bk{bk}-{'causal' if causal else 'full'}-scale{scale:.3g}"):
             q, k, v = (rnd(2000 + 10 * c + t, n, d) for t in range(3))
-            hbm = HBM(q, k, v, bq, bk)
-            handle = g.host(hbm, ["load_q", "load_k", "load_v", "store_o", "store_lse"],
-                            {"seq_len": n, "head_dim": d, "block_q": bq, "block_k": bk, "scale": scale})
-            g.call("flash_attention_tiles", handle, causal=causal)
-            check_schedule(hbm.log, n, bq, bk, causal,
-                           lambda i: ref.needed_kv_tiles(i, n, bq, bk, causal))
-            eo, el = naive(q[None, None], k[None, None], v[None, None], causal, scale)
-            expect_tensor(hbm.o, eo[0, 0].float(), name="stored O", rtol=1e-4, atol=2e-5)
-            expect_tensor(hbm.lse, el[0, 0].float(), name="stored lse", rtol=1e-5, atol=1e-4)
-            want = ref.hbm_traffic(n, d, bq, bk, causal)
-            if hbm.reads != want["flash_reads"] or hbm.writes != want["flash_writes"]:
-                fail(f"measured {hbm.reads} elements read and {hbm.writes} written; the tiled schedule "
-                     f"moves {want['flash_reads']} and {want['flash_writes']}")
+            hbm, want = check_tiles(g, ref, q, k, v, bq, bk, causal, scale)
             if hbm.reads + hbm.writes >= want["naive_reads"] + want["naive_writes"]:
                 fail("the tiled schedule moved no fewer elements than naive attention")
 

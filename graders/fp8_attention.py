@@ -21,7 +21,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_tensor, fail
 
 GAIN_KEYS = ("channel_k_scale", "block_scales", "smooth_k", "hadamard", "hadamard_std", "scale_p")
 
@@ -64,8 +64,98 @@ def inputs(kind: str, seed: int, n: int = 384, d: int = 64, n_k: int | None = No
     return q, k, v
 
 
+def fp8_operands(gen: torch.Generator, shape, signed=False):
+    """(a, b) float64 on the e4m3 grid: a P-like (>= 0, times 2^-8), b V-like (times 2^-6)."""
+    a = torch.rand(*shape, generator=gen) * 448
+    a = a.clamp(max=448).to(torch.float8_e4m3fn).double() * 2.0 ** -8          # P-like, >= 0
+    b = torch.randn(*shape, generator=gen) * 64 + (0 if signed else 64)
+    b = b.clamp(-448, 448).to(torch.float8_e4m3fn).double() * 2.0 ** -6         # V-like
+    return a, b
+
+
 def _exact(out, want, name):
     expect_tensor(out, want, name=name, rtol=0.0, atol=0.0, dtype=torch.float64)
+
+
+_CE_KINDS = {"quantize-": "quantize", "forward-": "forward", "forward-hadamard-": "hadamard",
+             "forward-smooth-": "smooth", "logit-errors-": "logit-errors", "lowprec-dot-": "lowprec-dot",
+             "fix-gains-": "fix-gains"}
+_INPUT_KINDS = ("gauss", "offset", "highvar", "spikes", "sink", "sink-zero-mean")
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A tiny input of the kind a failed case tests, with the failed case's mode or input type
+    where its name gives one: fp8_quantize on a few rows (zero groups, e4m3 ties under a
+    power-of-two scale, float32 or bf16 input), fp8_attention_forward on a few rows with random
+    knobs, logit_errors, lowprec_dot on short sums, or fix_gains."""
+    kind = trial.pick(_CE_KINDS) or "forward"
+    rng, dev, ref = trial.rng, g.device, g.reference()
+    gen = trial.generator()
+    named = [m for m in _INPUT_KINDS if any(f"-{m}" in name for name in trial.failed)]
+    n, d = rng.randint(1, trial.size + 4), rng.choice([4, 8])
+    if kind == "quantize":
+        modes = [m for m in ("tensor", "block", "channel") if any(m in name for name in trial.failed)] or ["tensor", "block", "channel"]
+        mode, block = rng.choice(modes), rng.randint(1, n + 1)
+        x = torch.randn(n, rng.randint(1, 5), generator=gen, dtype=torch.float64) * 3
+        if rng.random() < 0.4:          # e4m3 midpoints under a power-of-two scale: exact ties
+            grid = torch.arange(256).to(torch.uint8).view(torch.float8_e4m3fn).double().unique()
+            grid = grid[grid.isfinite()]
+            mids = (grid[1:] + grid[:-1]) / 2
+            scale = 2.0 ** rng.randint(-3, 3)
+            x[:, 0] = 448.0 * scale
+            x[:, 1:] = mids[torch.randint(len(mids), x[:, 1:].shape, generator=gen)] * scale
+        if rng.random() < 0.3:
+            x[rng.randrange(n)] = 0.0
+        if rng.random() < 0.3:
+            x[:, rng.randrange(x.shape[1])] = 0.0
+        x = x.to(rng.choice([torch.float64, torch.float32, torch.bfloat16])).to(dev)
+        g.show_input(x=x, mode=mode, block=block)
+        _exact(g.call("fp8_quantize", x, mode, block), ref.fp8_quantize(x, mode, block), "dequantized")
+        return
+    if kind == "lowprec-dot":
+        chunk = rng.choice([1, 2, 4, 8])
+        kw = dict(chunk=chunk, mant_bits=rng.choice([10, 13, 23]),
+                  promote=rng.choice([None, chunk * rng.randint(1, 4)]))
+        a, b = fp8_operands(gen, (rng.randint(1, 3), rng.randint(1, 8 * trial.size + 8)), rng.random() < 0.5)
+        a, b = a.to(dev), b.to(dev)
+        g.show_input(a=a, b=b, **kw)
+        _exact(g.call("lowprec_dot", a, b, **kw), ref.lowprec_dot(a, b, **kw), "sum")
+        return
+    in_kind = rng.choice(named or list(_INPUT_KINDS))
+    q, k, v = inputs(in_kind, rng.randrange(1 << 30), n=n, d=d, n_k=rng.randint(1, trial.size + 8))
+    h = hadamard(d, rng.randrange(1 << 30))
+    if kind == "fix-gains":
+        q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
+        g.show_input(inputs=in_kind, q=q, k=k, v=v, hadamard=h)
+        out = g.call("fix_gains", q, k, v, h)
+        want = ref.fix_gains(q, k, v, h)
+        if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
+            fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
+        for key in GAIN_KEYS:
+            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+        return
+    if kind == "logit-errors":
+        kw = rng.choice([{}, dict(qk_mode="channel"), dict(qk_mode="block", block=rng.randint(1, n + 1)),
+                         dict(smooth_k=True), dict(hadamard=h.to(dev))])
+        q, k = q.to(dev), k.to(dev)
+        g.show_input(inputs=in_kind, q=q, k=k, **kw)
+        out = g.call("logit_errors", q, k, **kw)
+        want = ref.logit_errors(q, k, **kw)
+        if not isinstance(out, dict) or set(out) != {"std", "p_weighted"}:
+            fail("expected a dict with exactly the keys ['std', 'p_weighted']")
+        for key in ("std", "p_weighted"):
+            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-7)
+        return
+    kw = dict(block_k=rng.randint(1, k.shape[0] + 2), p_scale_log2=rng.choice([0.0, 8.0, math.log2(448)]),
+              l_source=rng.choice(["fp32", "fp8"]), qk_mode=rng.choice(["tensor", "block", "channel"]),
+              v_mode=rng.choice(["tensor", "block", "channel"]), smooth_k=kind == "smooth" or rng.random() < 0.2)
+    if kind == "hadamard" or rng.random() < 0.2:
+        kw["hadamard"] = h.to(dev)
+    q, k, v = q.to(dev), k.to(dev), v.to(dev)
+    g.show_input(inputs=in_kind, q=q, k=k, v=v, **kw)
+    out = g.call("fp8_attention_forward", q, k, v, **kw)
+    want = ref.fp8_attention_forward(q, k, v, **kw)
+    expect_tensor(out, want, name="out", rtol=1e-9, atol=1e-9 * float(v.abs().max()), dtype=torch.float64)
 
 
 def grade(g: Grading) -> None:
@@ -142,14 +232,6 @@ def grade(g: Grading) -> None:
                     expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-7)
 
     # 4. the accumulator model ------------------------------------------------------------------
-    def fp8_operands(seed_, shape, signed=False):
-        gg = torch.Generator().manual_seed(seed_)
-        a = torch.rand(*shape, generator=gg) * 448
-        a = a.clamp(max=448).to(torch.float8_e4m3fn).double() * 2.0 ** -8          # P-like, >= 0
-        b = torch.randn(*shape, generator=gg) * 64 + (0 if signed else 64)
-        b = b.clamp(-448, 448).to(torch.float8_e4m3fn).double() * 2.0 ** -6         # V-like
-        return a, b
-
     lcases = [  # name, shape, kwargs, signed
         ("k4096-chunk4", (64, 4096), dict(), False),
         ("k4096-chunk4-promote128", (64, 4096), dict(promote=128), False),
@@ -167,7 +249,7 @@ def grade(g: Grading) -> None:
     ]
     for i, (nm, shape, kw, signed) in enumerate(lcases):
         with g.case(f"lowprec-dot-{nm}"):
-            a, b = fp8_operands(seed(5000 + i), shape, signed)
+            a, b = fp8_operands(torch.Generator().manual_seed(seed(5000 + i)), shape, signed)
             a, b = a.to(dev), b.to(dev)
             _exact(g.call("lowprec_dot", a, b, **kw), ref.lowprec_dot(a, b, **kw), "sum")
 

@@ -28,7 +28,7 @@ import random
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_equal, expect_tensor, fail
 
 FMT = {"e4m3": (torch.float8_e4m3fn, 448.0), "e5m2": (torch.float8_e5m2, 57344.0)}
 MAX_READ = 4096
@@ -210,6 +210,116 @@ def _attn_truth(ref, q, kc, vc, ks, vs, fmt, sm_scale):
     sm = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
     logits = torch.einsum("bhd,bhld->bhl", q.double(), kd) * sm
     return torch.einsum("bhl,bhld->bhd", torch.softmax(logits, -1), vd), float(vd.abs().max())
+
+
+# -- counterexamples ------------------------------------------------------------------------------
+
+_CE_KINDS = {"encode-": "encode", "encode-e5m2-": "encode-e5m2", "encode-non-pow2-": "encode", "decode-": "decode",
+             "attention-": "attention", "audit-": "audit", "audit-clip-boundary-": "audit-boundary",
+             "audit-div-448-": "audit-boundary"}
+
+
+def _ce_encode_values(trial: Trial, fmt: str, n: int) -> torch.Tensor:
+    """n float64 values (at scale 1) on the format's rounding decisions: grid values, midpoints,
+    one float32 step either side, subnormals, the band near the maximum and past it."""
+    rng, grid = trial.rng, _grid(fmt)
+    top = FMT[fmt][1]
+    picks = []
+    for _ in range(n):
+        i = rng.randrange(1, len(grid))
+        mid = float((grid[i] + grid[i - 1]) / 2)
+        picks.append(rng.choice([
+            lambda: mid, lambda: float(grid[i]),
+            lambda: float(torch.nextafter(torch.tensor(mid, dtype=torch.float32), torch.tensor(rng.choice([0.0, math.inf])))),
+            lambda: top * rng.uniform(0.5, 1.2), lambda: top * rng.choice([1.0 + 2.0 ** -4, 10.0, 1e6]),
+            lambda: float(grid[rng.randrange(1, 8)]) * rng.choice([0.5, 1.0, 1.5]),
+        ])() * rng.choice([1, -1]))
+    return torch.tensor(picks, dtype=torch.float64)
+
+
+def _ce_stream(trial: Trial, boundary: bool) -> tuple[KVStream, tuple, dict]:
+    """A short fresh stream and the audit's arguments. ``boundary``: after a window with float32
+    maxima, elements one float32 step below, on and above 448 * amax / div (div 448 among the
+    divs: there the calibration maximum itself sits on the boundary)."""
+    rng, gen = trial.rng, trial.generator()
+    heads, dim = rng.randint(1, 2), rng.randint(2, 6)
+    length = rng.randint(12, 24 + 16 * trial.size)
+    k, v = (torch.randn(length, heads, dim, generator=gen) * 0.1 for _ in range(2))
+    a, b = sorted(rng.sample(range(length + 1), 2))
+    divs = (float(rng.choice([100, 200, 320, 448, 500, 600, 60])), float(rng.choice([100, 200, 448, 500, 60])))
+    if boundary:
+        divs = (rng.choice([200.0, 100.0, 448.0]), rng.choice([200.0, 100.0, 448.0]))
+        for t, div in zip((k, v), divs):
+            amax = float(torch.tensor(rng.uniform(0.5, 8.0), dtype=torch.float32))
+            t[a + rng.randrange(b - a), rng.randrange(heads), rng.randrange(dim)] = amax * rng.choice([1, -1])
+            outside = [i for i in range(length) if not a <= i < b]
+            for x in _f32_neighbours(448.0 * amax / div):
+                if x is not None and outside and rng.random() < 0.7:
+                    t[rng.choice(outside), rng.randrange(heads), rng.randrange(dim)] = x * rng.choice([1, -1])
+    else:
+        for _ in range(rng.randint(0, 4)):
+            t = rng.choice([k, v])
+            t[rng.randrange(length), rng.randrange(heads) if rng.random() < 0.5 else slice(None)] *= rng.uniform(2, 40)
+    kw = {"per_head": rng.random() < 0.5} if heads > 1 else {}
+    return KVStream(k, v), (a, b) + divs, kw
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A tiny input of the kind a failed case tests: fp8_encode on a few values at rounding
+    decisions, saturation and subnormals (power-of-two scales, so every code is exact; the
+    failed case's format), fp8_decode of a few codes, decode attention on a small cache, or an
+    audit of a short fresh stream (boundary elements one float32 step around 448 * amax / div)."""
+    kind = trial.pick(_CE_KINDS) or "encode"
+    rng, dev, ref = trial.rng, g.device, g.reference()
+    gen = trial.generator()
+    fmt = "e5m2" if kind == "encode-e5m2" or (kind != "encode" and rng.random() < 0.3) else "e4m3"
+    if kind in ("encode", "encode-e5m2"):
+        s = 2.0 ** rng.randint(-6, 3)
+        x = (_ce_encode_values(trial, fmt, trial.size + 2) * s).float()
+        if rng.random() < 0.2:
+            x = x.to(rng.choice([torch.bfloat16, torch.float16]))
+        x = x.to(dev)
+        g.show_input(x=x, scale=s, fmt=fmt)
+        _check_codes(g.call("fp8_encode", x, s, fmt), ref.fp8_encode(x, s, fmt), allow_adjacent=False)
+        return
+    if kind == "decode":
+        codes = torch.randint(0, 256, (trial.size + 2,), generator=gen, dtype=torch.int32).to(torch.uint8)
+        codes = codes[torch.isfinite(codes.view(FMT[fmt][0]).float())].to(dev)
+        s = rng.choice([1.0, 2.0 ** -7, round(rng.uniform(0.01, 4.0), 4)])
+        g.show_input(codes=codes, scale=s, fmt=fmt)
+        expect_tensor(g.call("fp8_decode", codes, s, fmt), ref.fp8_decode(codes, s, fmt), name="values", rtol=1e-6,
+                      dtype=torch.float32)
+        return
+    if kind == "attention":
+        hkv = rng.randint(1, 2)
+        hq, L, D = hkv * rng.randint(1, 3), rng.randint(1, trial.size + 3), rng.randint(2, 4)
+        k = torch.randn(1, hkv, L, D, generator=gen) * 2
+        v = torch.randn(1, hkv, L, D, generator=gen) + 0.5
+        q = (torch.randn(1, hq, D, generator=gen) * rng.choice([1.0, 6.0, 60.0])).to(
+            rng.choice([torch.float32, torch.float32, torch.bfloat16])).to(dev)
+        if rng.random() < 0.3:
+            ks = torch.tensor([rng.uniform(0.01, 0.1) for _ in range(hkv)], device=dev)
+            vs = torch.tensor([rng.uniform(0.01, 0.1) for _ in range(hkv)], device=dev)
+            kdiv, vdiv = ks[:, None, None], vs[:, None, None]
+        else:
+            ks = kdiv = rng.uniform(0.01, 0.1)
+            vs = vdiv = rng.uniform(0.01, 0.1)
+        sm = rng.choice([None, round(rng.uniform(0.1, 1.0), 3)])
+        kc, vc = ref.fp8_encode(k.to(dev), kdiv, fmt), ref.fp8_encode(v.to(dev), vdiv, fmt)
+        g.show_input(q=q, k_codes=kc, v_codes=vc, k_scale=ks, v_scale=vs, fmt=fmt, sm_scale=sm)
+        out = g.call("fp8_decode_attention", q, kc, vc, ks, vs, fmt, sm)
+        truth, vmax = _attn_truth(ref, q, kc, vc, ks, vs, fmt, sm)
+        expect_tensor(out, truth.float(), name="out", rtol=1e-4, atol=1e-5 * vmax, dtype=torch.float32)
+        return
+    stream, args, kw = _ce_stream(trial, kind == "audit-boundary")
+    g.show_input(k=stream.k, v=stream.v, calib_start=args[0], calib_end=args[1], k_div=args[2], v_div=args[3], **kw)
+    exp = ref.audit_long_context(stream, *args, **kw)
+    stream.tokens_read = stream.calls = 0
+    out = g.call("audit_long_context", _host(g, stream), *args, **kw)
+    if stream.tokens_read > (args[1] - args[0]) + stream.length:
+        fail(f"read {stream.tokens_read} tokens from the stream; the budget is {(args[1] - args[0]) + stream.length} "
+             "(the calibration window once and the stream once)")
+    _check_audit(out, exp)
 
 
 # -- the grader -----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_close, expect_equal, fail
 from inferprep.sim.kernel_clock import Handle, SimulatedDevice
 from inferprep.specs import A100_SXM_80GB, B200, H100_SXM, H200_SXM, DType
 
@@ -94,6 +94,50 @@ PLAUSIBILITY = [
 ]
 
 
+_CE_KINDS = {"timing-": "timing", "plausible-": "plausible"}
+_CE_GPUS = (H100_SXM, H200_SXM, B200, A100_SXM_80GB)
+
+
+def _check_plausible(g: Grading, ref, sec: float, nbytes: float, flops: float, gpu, dtype) -> None:
+    want = ref.check_plausible(sec, nbytes, flops, gpu, dtype)
+    got = g.call("check_plausible", sec, nbytes, flops, gpu, dtype)
+    if not isinstance(got, dict) or set(got) != set(want):
+        fail(f"expected a dict with exactly the keys {sorted(want)}")
+    for k in ("bytes_per_s", "flops_per_s", "bandwidth_fraction", "compute_fraction", "floor_s"):
+        expect_close(got[k], want[k], rtol=1e-9, atol=1e-300, name=k)
+    expect_equal(got["plausible"], want["plausible"], name="plausible")
+
+
+def counterexample(g: Grading, trial: Trial) -> None:
+    """A fresh input of the kind a failed case tests: time_kernel on a simulated device with a
+    few repetitions (random launch costs, outliers and cache effects), or check_plausible on a
+    random kernel that is sometimes exactly at its roofline floor or between the dense and the
+    2:4-sparse peak."""
+    kind = trial.pick(_CE_KINDS) or "timing"
+    rng, ref = trial.rng, g.reference()
+    if kind == "timing":
+        params = dict(seed=rng.randrange(1 << 30), startup_launches=rng.randint(0, 3),
+                      outlier_rate=rng.choice([0.0, 0.1, 0.45]), warm_factor=rng.choice([0.2, 0.6]),
+                      base_s=rng.choice([2e-6, 100e-6, 4e-3]))
+        warmup, reps = rng.randint(params["startup_launches"], 4), rng.randint(1, trial.size + 3)
+        g.show_input(device=f"SimulatedDevice({', '.join(f'{k}={v!r}' for k, v in params.items())})",
+                     warmup=warmup, reps=reps)
+        dev = SimulatedDevice(**params)
+        kernel, flush, timer = _host(g, dev)
+        got = g.call("time_kernel", kernel, flush, timer, warmup, reps)
+        _check_run(got, dev, warmup, reps)
+        return
+    gpu = rng.choice(_CE_GPUS)
+    dtype = DType.BF16 if gpu is A100_SXM_80GB else rng.choice([DType.BF16, DType.FP8])
+    nbytes, flops = float(rng.choice([0, 10 ** rng.randint(6, 10)])), float(rng.choice([0, 10 ** rng.randint(9, 13)]))
+    if nbytes == flops == 0:
+        nbytes = 1e9
+    floor = max(nbytes / gpu.hbm_bytes_per_s, flops / gpu.dense_flops(dtype))
+    sec = floor * rng.choice([1.0, 0.75, 0.5, 2.0, rng.uniform(0.3, 3.0)])   # 0.75: between dense and 2:4 sparse
+    g.show_input(seconds=sec, bytes_moved=nbytes, flops=flops, gpu=gpu.name, dtype=dtype)
+    _check_plausible(g, ref, sec, nbytes, flops, gpu, dtype)
+
+
 def grade(g: Grading) -> None:
     ref = g.reference()
     for name, params, warmup, reps in RUNS:
@@ -105,13 +149,7 @@ def grade(g: Grading) -> None:
 
     for name, sec, nbytes, flops, gpu, dtype in PLAUSIBILITY:
         with g.case(f"plausible-{name}"):
-            want = ref.check_plausible(sec, nbytes, flops, gpu, dtype)
-            got = g.call("check_plausible", sec, nbytes, flops, gpu, dtype)
-            if not isinstance(got, dict) or set(got) != set(want):
-                fail(f"expected a dict with exactly the keys {sorted(want)}")
-            for k in ("bytes_per_s", "flops_per_s", "bandwidth_fraction", "compute_fraction", "floor_s"):
-                expect_close(got[k], want[k], rtol=1e-9, atol=1e-300, name=k)
-            expect_equal(got["plausible"], want["plausible"], name="plausible")
+            _check_plausible(g, ref, sec, nbytes, flops, gpu, dtype)
 
     # Input checks last (a submission that dies on one must not take core cases with it).
     for name, args in [("warmup-negative", (-1, 5)), ("reps-zero", (2, 0)),
