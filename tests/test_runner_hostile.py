@@ -190,7 +190,7 @@ def test_hostile_submission(fixture_content, monkeypatch, name, mode, path, laye
     not_shown = expected.get("stdout_not_contains", []) + (expected.get("bwrap_stdout_not_contains", []) if mode == "bwrap" else [])
     for marker in not_shown:
         assert marker not in shown, (marker, [ln for ln in shown.splitlines() if marker in ln][:10])
-    said = "\n".join([v.message, *(c.message for c in v.cases)])
+    said = "\n".join([v.message, *(c.message for c in getattr(v, "cases", []))])   # a scratch result has none
     for marker in expected.get("message_contains", []):
         assert marker in said, (marker, said[-2000:])
     if expected.get("message_contains_any"):
