@@ -289,8 +289,7 @@ class SubmissionProcess:
             why = msg.get("error") if isinstance(msg, dict) else None
             raise self._platform(f"the child process failed to set up: {str(why or msg)[:300]}")
         self.hello = msg
-        cpu = msg.get("cpu")
-        self.startup_cpu = float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e6 else 0.0
+        self.startup_cpu = reported_cpu(msg)
         pool = getattr(self.child, "pool", None)
         if pool is not None:
             pool.failures = 0
