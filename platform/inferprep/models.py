@@ -123,6 +123,10 @@ class Submission(SQLModel, table=True):
     # a scratch job's snippet (kind "scratch"; its result, a ScratchResult, is in verdict_json):
     # shown to its owner only (migration c003)
     snippet: str | None = Field(default=None, sa_column=Column(Text))
+    # the performance stage (issue 19; exercises with ``perf = true``): the submission's median time
+    # over the reference's on the same inputs, set when the stage ran and the timing was not flagged;
+    # the per-exercise leaderboard ranks by it per device kind (migration c004)
+    perf_ratio: float | None = None
     # the grading's secret (``judge.grade``'s ``salt``), drawn by the worker when it claims the job
     # and stored before grading, so ``inferprep admin replay`` can re-run the same hidden cases.
     # Server-side only: no page, API schema, verdict or export shows it (migration c002).

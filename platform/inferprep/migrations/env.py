@@ -6,6 +6,7 @@ from sqlmodel import SQLModel
 
 from inferprep import models  # noqa: F401 - registers the tables on SQLModel.metadata
 from inferprep import cohort_models  # noqa: F401 - and the cohort-mode tables
+from inferprep import interview_models  # noqa: F401 - and the interview tables (c004)
 
 config = context.config
 target_metadata = SQLModel.metadata
