@@ -53,6 +53,8 @@ class CohortInterview(SQLModel, table=True):
 
 
 class InterviewSession(SQLModel, table=True):
+    # a student takes a scheduled cohort interview once (practice sessions have NULL here: no limit)
+    __table_args__ = (UniqueConstraint("user_id", "cohort_interview_id"),)
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="user.id", index=True)
     cohort_interview_id: int | None = Field(default=None, foreign_key="cohortinterview.id", index=True)

@@ -90,7 +90,8 @@ def upgrade() -> None:
     sa.Column('source', sqlmodel.sql.sqltypes.AutoString(length=20), nullable=False),
     sa.ForeignKeyConstraint(['cohort_interview_id'], ['cohortinterview.id'], ),
     sa.ForeignKeyConstraint(['user_id'], ['user.id'], ),
-    sa.PrimaryKeyConstraint('id')
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('user_id', 'cohort_interview_id')
     )
     with op.batch_alter_table('interviewsession', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_interviewsession_cohort_interview_id'), ['cohort_interview_id'], unique=False)
