@@ -27,6 +27,7 @@ To see the arrows of one module: ``python tests/test_import_layers.py [MODULE]``
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -206,6 +207,21 @@ def test_layer_of_takes_the_longest_match():
     assert layer_of("inferprep.mutate.engine") == "services"
     assert layer_of("inferprep.cli_interview") == "cli"
     assert layer_of("inferprep.nothing_like_it") is None
+
+
+def test_the_documented_uvicorn_factory_builds_a_cohort_app(monkeypatch, tmp_path):
+    """``create_from_env`` left ``web.cohort_mode`` (which ``app`` imports) for ``web.app``: the
+    name docs/hosting.md gives uvicorn still builds a cohort-mode app from INFERPREP_*."""
+    from uvicorn.importer import import_from_string
+    names = set(re.findall(r"--factory\s+(\S+)", (ROOT / "docs" / "hosting.md").read_text(encoding="utf-8")))
+    assert names == {"inferprep.web.app:create_from_env"}
+    for var, value in {"INFERPREP_DATA_DIR": str(tmp_path), "INFERPREP_SECRET_KEY": "s" * 40,
+                       "INFERPREP_GRADING_THREADS": "0", "INFERPREP_COHORT_MODE": "0"}.items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.delenv("INFERPREP_DATABASE_URL", raising=False)
+    app = import_from_string(names.pop())()
+    assert app.state.cohort_mode is True and app.state.sign_in is not None
+    assert app.state.settings.data_dir == tmp_path
 
 
 if __name__ == "__main__":   # the arrows of one module, or every circle
