@@ -113,7 +113,7 @@ def start_processes(url: str, port: int, args, log_dir: Path) -> list[subprocess
            "BENCH_GRADE_LOG": str(log_dir / "gradings.log"),
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     procs = [subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
-                               "inferprep.web.cohort_mode:create_from_env", "--host", "127.0.0.1",
+                               "inferprep.web.app:create_from_env", "--host", "127.0.0.1",
                                "--port", str(port), "--workers", str(args.web_workers), "--log-level", "info",
                                "--no-access-log", "--timeout-worker-healthcheck", "30",    # as docs/hosting.md
                                "--timeout-keep-alive", "65"],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import logging
 import os
 import re
 import threading
@@ -28,6 +29,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import paths
+
+log = logging.getLogger("inferprep.catalog")
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SOURCE_RE = re.compile(r"^(JS|DM)-\d{2}$")
@@ -336,6 +339,19 @@ def _read_exercise_dir(folder: Path) -> Exercise:
 def all_exercises() -> list[Exercise]:
     """Every exercise in the content root, sorted by track then slug. Raises on a malformed one."""
     out = [load_exercise_dir(d) for d in exercise_folders()]
+    order = list(Track)
+    return sorted(out, key=lambda e: (order.index(e.meta.track), e.slug))
+
+
+def well_formed_exercises() -> list[Exercise]:
+    """Every well-formed exercise, sorted as ``all_exercises``; a malformed folder (e.g. one being
+    written) is skipped with a warning rather than raised."""
+    out = []
+    for d in exercise_folders():
+        try:
+            out.append(load_exercise_dir(d))
+        except MalformedExercise as e:
+            log.warning("skipping %s", e)
     order = list(Track)
     return sorted(out, key=lambda e: (order.index(e.meta.track), e.slug))
 

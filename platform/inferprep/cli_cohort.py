@@ -25,15 +25,7 @@ from typing import Optional
 
 import typer
 
-from rich.console import Console
-
-console = Console()
-err = Console(stderr=True)
-
-
-def die(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code)
+from .cli_common import console, die, err
 
 admin_app = typer.Typer(no_args_is_help=True, help="Accounts with more rights (instructors and admins); replaying a grading.")
 cohort_app = typer.Typer(no_args_is_help=True, help="Cohorts: create, invite, assign, set policy, export grades.")
@@ -110,7 +102,7 @@ def replay(submission_id: int,
     runs the same hidden cases (with today's graders and catalog). Exit 0 when the cases and
     their results match the recorded verdict (or nothing was recorded yet), 1 when they differ."""
     from . import catalog
-    from .cli import print_verdict
+    from .cli_common import print_verdict
     from .models import Submission
     from .verdict import Verdict
     with _session(database_url) as s:
@@ -363,7 +355,7 @@ def submit(slug: str, file: Path,
            timeout: float = typer.Option(600.0, help="seconds to wait for the verdict"),
            as_json: bool = typer.Option(False, "--json", help="print the verdict as JSON")) -> None:
     """Grade FILE on the cohort's server, recorded there as your submission. Exit 0 only on a pass."""
-    from .cli import print_verdict, read_submission_file
+    from .cli_common import print_verdict, read_submission_file
     from .verdict import Verdict
     code = read_submission_file(file)
     base = server.rstrip("/")

@@ -7,8 +7,8 @@ answers ``NotFound`` rather than 403, so ids do not reveal what exists.
 
 The policy (``CohortPolicy``, ``Assignment``): which exercises are assigned and their deadlines,
 when the editorial and reference unlock (``Unlock``), and how many submissions a student may
-make per hour. ``release_check`` is called by ``services.unlocked_texts``; with no cohort
-membership (local mode) it never locks anything.
+make per hour. ``release_check`` (in ``release_policy``, below this module and ``services``) is
+called by ``services.unlocked_texts``; with no cohort membership (local mode) it never locks anything.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 import secrets
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, update
 from sqlmodel import Session, select
@@ -26,7 +26,8 @@ from sqlmodel import Session, select
 from .cohort_models import Assignment, CohortPolicy, Unlock
 from .models import GRADED, Cohort, JobState, Membership, Role, Submission, SubmissionKind, User, utcnow
 from .notify import JOBS, SUBMISSION, pg_notify
-from .services import BadRequest, Locked, NotFound, ServiceError, get_exercise
+from .release_policy import aware, release_check  # noqa: F401 - release_check: also cohorts' name
+from .services import BadRequest, NotFound, ServiceError, get_exercise
 
 RATE_WINDOW_S = 3600
 
@@ -38,11 +39,6 @@ class TooManyRequests(ServiceError):
     def __init__(self, message: str, retry_after: int):
         super().__init__(message)
         self.retry_after = max(1, int(retry_after))
-
-
-def aware(t: datetime | None) -> datetime | None:
-    """``t`` as an aware UTC time (SQLite returns naive ones); None stays None."""
-    return t if t is None or t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 def valid_slug(slug: str) -> str:
@@ -226,24 +222,6 @@ def assigned_to(s: Session, user_id: int, now: datetime | None = None) -> dict[s
         if old is None or (deadline is not None and (old.deadline is None or deadline < old.deadline)):
             out[slug] = Assigned(slug, deadline, deadline is not None and deadline <= now)
     return out
-
-
-def release_check(s: Session, user_id: int, slug: str, now: datetime | None = None) -> None:
-    """Raise ``Locked`` if a cohort the user studies in withholds this editorial and reference
-    (the caller has already checked the user's own pass)."""
-    now = now or utcnow()
-    rows = s.exec(select(Membership.cohort_id, CohortPolicy.unlock)
-                  .join(CohortPolicy, CohortPolicy.cohort_id == Membership.cohort_id, isouter=True)
-                  .where(Membership.user_id == user_id, Membership.role == Role.STUDENT.value)).all()
-    for cohort_id, unlock in rows:
-        if unlock == Unlock.NEVER.value:
-            raise Locked("your cohort's instructors keep editorials and references closed")
-        if unlock == Unlock.AFTER_DEADLINE.value:
-            a = s.exec(select(Assignment).where(Assignment.cohort_id == cohort_id, Assignment.slug == slug)).first()
-            if a is not None and (a.deadline is None or aware(a.deadline) > now):
-                when = f"after the deadline ({aware(a.deadline):%Y-%m-%d %H:%M} UTC)" if a.deadline else \
-                    "when your instructors set a deadline"
-                raise Locked(f"the editorial and the reference of an assigned exercise open {when}")
 
 
 # -- backpressure ---------------------------------------------------------------------------------

@@ -113,8 +113,7 @@ def ensure_local_user(s: Session) -> User:
 def sync_exercises(s: Session, exercises: list[catalog.Exercise] | None = None) -> int:
     """Copy the catalog's metadata into the exercise table; returns the number of exercises."""
     if exercises is None:
-        from .services import catalog_exercises
-        exercises = catalog_exercises()
+        exercises = catalog.well_formed_exercises()
     rows = {r.slug: r for r in s.exec(select(Exercise)).all()}
     for ex in exercises:
         row = rows.get(ex.slug) or Exercise(slug=ex.slug, title="", track="", difficulty="", kind="")

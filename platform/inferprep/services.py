@@ -2,7 +2,8 @@
 
 Every function takes a session and a user id (local mode: ``LOCAL_USER_ID``), so cohort mode
 adds authorization around these calls rather than inside them. Errors are ``ServiceError``
-subclasses carrying the HTTP status the web layer answers with::
+subclasses carrying the HTTP status the web layer answers with (defined in ``errors``, below
+every service module, and importable from here too)::
 
     ServiceError
      ├── NotFound        404  unknown exercise or submission
@@ -26,48 +27,18 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from . import catalog, db, queue
+from .errors import BadRequest, CodeTooLarge, Locked, NotFound, NotUTF8, ServiceError  # noqa: F401 - services' names too
 from .models import Exercise as ExerciseRowModel
 from .models import GRADED, Draft, JobState, Submission, SubmissionKind, utcnow
+from .release_policy import release_check
 from .verdict import CaseResult, ScratchResult, Status, Verdict
 
 log = logging.getLogger("inferprep.services")
 
 
-class ServiceError(Exception):
-    http_status = 400
-
-
-class NotFound(ServiceError):
-    http_status = 404
-
-
-class CodeTooLarge(ServiceError):
-    http_status = 413
-
-
-class NotUTF8(ServiceError):
-    http_status = 422
-
-
-class BadRequest(ServiceError):
-    http_status = 422
-
-
-class Locked(ServiceError):
-    http_status = 403
-
-
 # -- exercises ------------------------------------------------------------------------------------
-def catalog_exercises() -> list[catalog.Exercise]:
-    """Every well-formed exercise (a malformed folder, e.g. one being written, is skipped)."""
-    out = []
-    for d in catalog.exercise_folders():
-        try:
-            out.append(catalog.load_exercise_dir(d))
-        except catalog.MalformedExercise as e:
-            log.warning("skipping %s", e)
-    order = list(catalog.Track)
-    return sorted(out, key=lambda e: (order.index(e.meta.track), e.slug))
+catalog_exercises = catalog.well_formed_exercises
+"""Every well-formed exercise (a malformed folder, e.g. one being written, is skipped)."""
 
 
 def ensure_exercise_row(s: Session, ex: catalog.Exercise) -> None:
@@ -339,8 +310,7 @@ def check_unlocked(s: Session, user_id: int, slug: str) -> None:
     the reference of ``slug``: after their own pass, and when their cohort's policy allows."""
     if not is_solved(s, user_id, slug):
         raise Locked("the editorial and the reference unlock after your code passes the hidden cases")
-    from .cohorts import release_check   # a cohort's policy may keep them closed longer
-    release_check(s, user_id, slug)
+    release_check(s, user_id, slug)   # a cohort's policy may keep them closed longer
 
 
 def editorial_lock(s: Session, user_id: int, slug: str) -> str | None:

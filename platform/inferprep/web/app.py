@@ -31,7 +31,7 @@ from .api import submissions as api_submissions
 from .bodycap import BodyCheck
 from .inflight import InFlightLimit
 from .pages import dashboard, events, exercises, progress, submissions
-from .templating import templates
+from .responses import error_response, wants_json  # noqa: F401 - app's names too
 
 log = logging.getLogger("inferprep.web")
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -138,13 +138,10 @@ def jsonable_errors(exc: RequestValidationError) -> list[dict]:
              if k in ("loc", "msg", "type")} for e in exc.errors()]
 
 
-def wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", "")
-
-
-def error_response(request: Request, status: int, message: str):
-    if wants_json(request):
-        return JSONResponse({"detail": message}, status_code=status)
-    titles = {404: "Not found", 413: "Too large", 422: "Not accepted", 403: "Locked"}
-    return templates().TemplateResponse(request, "error.html", {"status": status, "message": message,
-                                        "title": titles.get(status, "Error")}, status_code=status)
+def create_from_env() -> FastAPI:
+    """``uvicorn --factory inferprep.web.app:create_from_env``: a cohort-mode app, settings from
+    INFERPREP_* (cohort mode whatever INFERPREP_COHORT_MODE says)."""
+    settings = Settings()
+    if not settings.cohort_mode:
+        settings = Settings(cohort_mode=True)
+    return create_app(settings)

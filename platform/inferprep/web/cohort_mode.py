@@ -21,73 +21,34 @@ What it changes, without touching the pages and API of local mode:
 - The sign-in, account, cohort and instructor routers, and ``cohort(request)`` for templates.
 - Grading untrusted code without bubblewrap is refused unless ``allow_unsandboxed`` is set.
 
-``create_from_env()`` is an app factory for ``uvicorn --factory --workers N``.
+Who is asking (``signed_in``, ``SignedIn``, the cookies) is in ``accounts``, below this module and
+the routers it installs: a router imports from there, never from here, or the imports would run
+in a circle. The app factory for ``uvicorn --factory --workers N`` is ``app.create_from_env``.
 """
 
 from __future__ import annotations
 
-import secrets
 from functools import partial
-from typing import Annotated
 from urllib.parse import parse_qs, quote
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
 from .. import auth, cohorts
 from ..cohorts import TooManyRequests
-from ..models import User
 from ..settings import Settings
-from . import deps
+from .accounts import (PRE_COOKIE, SESSION_COOKIE, LoginRequired, SignedIn, csrf_for,  # noqa: F401 - also
+                       new_pre_token, safe_next, signed_in, signed_in_user)         # cohort_mode's names
 
-SESSION_COOKIE = "inferprep_session"
-PRE_COOKIE = "inferprep_csrf"          # double-submit token for the sign-in and sign-up forms
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 MAX_FORM_BYTES = 4 * 1024 * 1024
 OWN_TOKEN_PATHS = {"/login", "/signup"}
 
 
-class LoginRequired(Exception):
-    """No valid session or token: 401 on the API, a redirect to /login on a page."""
-
-
 class UnsandboxedRefused(RuntimeError):
     pass
-
-
-# -- who is asking --------------------------------------------------------------------------------
-def signed_in(request: Request, s: deps.SessionDep) -> User:
-    secret = request.app.state.settings.secret_key
-    header = request.headers.get("authorization")
-    if header:
-        scheme, _, token = header.partition(" ")
-        user = auth.token_user(s, token.strip(), secret=secret) if scheme.lower() == "bearer" else None
-    else:
-        user = auth.session_user(s, request.cookies.get(SESSION_COOKIE, ""), secret=secret)
-    if user is None:
-        raise LoginRequired()
-    request.state.user = user
-    return user
-
-
-def signed_in_user(user: deps.Account) -> User:
-    """The signed-in user (``deps.account``: looked up once per request, shared with ``CurrentUser``)."""
-    if user is None:        # only in local mode, which has none of the routes that ask for it
-        raise LoginRequired()
-    return user
-
-
-SignedIn = Annotated[User, Depends(signed_in_user)]
-
-
-def csrf_for(request: Request) -> str:
-    secret = request.app.state.settings.secret_key
-    token = request.cookies.get(SESSION_COOKIE)
-    if token:
-        return auth.csrf_token(secret, token)
-    return request.cookies.get(PRE_COOKIE, "")
 
 
 def template_context(request: Request) -> dict | None:
@@ -144,17 +105,6 @@ class CSRFMiddleware:
         return await self.app(scope, receive, send)
 
 
-def new_pre_token() -> str:
-    return secrets.token_urlsafe(24)
-
-
-def safe_next(target: str | None) -> str:
-    """A local path to go to after sign-in (never another site)."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return "/"
-
-
 # -- installation ---------------------------------------------------------------------------------
 def refuse_unsandboxed(settings: Settings) -> str:
     from ..runner.sandbox import sandbox_mode
@@ -169,8 +119,8 @@ def refuse_unsandboxed(settings: Settings) -> str:
 
 
 def install(app: FastAPI, settings: Settings) -> None:
-    from ..web.app import error_response, wants_json
-    from ..web.templating import templates
+    from .responses import error_response, wants_json
+    from .templating import templates
     from . import routes_auth, routes_cohort, routes_instructor
     if settings.grading_threads:
         refuse_unsandboxed(settings)
@@ -202,12 +152,3 @@ def install(app: FastAPI, settings: Settings) -> None:
               routes_instructor.api_router):
         app.include_router(r)
     templates().env.globals["cohort"] = template_context
-
-
-def create_from_env() -> FastAPI:
-    """``uvicorn --factory inferprep.web.cohort_mode:create_from_env``: settings from INFERPREP_*."""
-    from .app import create_app
-    settings = Settings()
-    if not settings.cohort_mode:
-        settings = Settings(cohort_mode=True)
-    return create_app(settings)

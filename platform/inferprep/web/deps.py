@@ -28,7 +28,7 @@ SessionDep = Annotated[Session, Depends(get_session)]
 
 def account(request: Request, s: SessionDep) -> User | None:
     """Who is asking: None in local mode (the one implicit user); in cohort mode the signed-in
-    user, looked up once per request by ``app.state.sign_in`` (``cohort_mode.signed_in``, which
+    user, looked up once per request by ``app.state.sign_in`` (``accounts.signed_in``, which
     raises ``LoginRequired`` for anyone else). A hook in ``app.state`` rather than FastAPI's
     ``dependency_overrides``: with any override set, FastAPI analyses every dependency's signature
     again on every request (``get_dependant``, 0.3-2 ms of CPU per page)."""

@@ -16,7 +16,7 @@ from .. import auth
 from ..auth import UserPublic
 from ..cohorts import TooManyRequests
 from ..services import ServiceError
-from .cohort_mode import PRE_COOKIE, SESSION_COOKIE, SignedIn, new_pre_token, safe_next
+from .accounts import PRE_COOKIE, SESSION_COOKIE, SignedIn, new_pre_token, safe_next
 from .deps import SessionDep, SettingsDep
 from .forms import FormDep
 from .templating import templates

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from .. import cohorts, services
 from ..cohort_models import Unlock
 from ..models import Role, utcnow
-from .cohort_mode import SignedIn
+from .accounts import SignedIn
 from .deps import SessionDep
 from .templating import templates
 

@@ -17,7 +17,7 @@ from ..cohort_models import Unlock
 from ..models import Role, Submission, User
 from ..services import BadRequest, NotFound
 from .api.schemas import SubmissionPublic
-from .cohort_mode import SignedIn
+from .accounts import SignedIn
 from .deps import SessionDep
 from .forms import FormDep
 from .templating import templates
