@@ -223,7 +223,7 @@ def record_answer(s, user_id: int, slug: str, exercise_dir: Path, question_id: s
     from sqlmodel import select
 
     from .interview_models import FollowupAnswer
-    from .services import BadRequest, NotFound
+    from .errors import BadRequest, NotFound
     q = next((q for q in load(exercise_dir) if q.id == question_id), None)
     if q is None:
         raise NotFound(f"{slug} has no follow-up question {question_id!r}")
