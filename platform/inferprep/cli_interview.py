@@ -176,14 +176,15 @@ def print_report(rep) -> None:
     ended = "time ran out" if rep.finished_by == "time" else "finished"
     table = Table(title=f"Mock interview #{rep.session_id}: {escape(rep.scope_label)}, {rep.minutes} minutes "
                         f"({ended} at {_when(rep.ended_at)})")
-    for col in ("#", "exercise", "points", "passed", "first pass", "attempts", "hints", "follow-ups", "earned"):
-        table.add_column(col, overflow="fold", justify="right" if col in ("points", "earned", "attempts", "hints") else "left")
+    for col in ("#", "exercise", "points", "passed", "1st pass", "attempts", "hints", "follow-ups", "earned"):
+        table.add_column(col, no_wrap=col == "exercise",
+                         justify="right" if col in ("points", "earned", "attempts", "hints") else "left")
     for it in rep.items:
         fu = f"{sum(f.correct for f in it.followups)}/{len(it.followups)}" if it.followups else "none"
-        table.add_row(str(it.position + 1), f"{escape(it.slug)} [dim]({it.role})[/]", f"{it.points:g}",
+        table.add_row(str(it.position + 1), escape(it.slug), f"{it.points:g}",
                       "[green]yes[/]" if it.passed else "[red]no[/]",
                       f"{it.minutes_to_first_pass:.1f} min" if it.minutes_to_first_pass is not None else "-",
-                      f"{it.attempts} ({it.submits} submit)", str(it.hints_used), fu, f"{it.earned:.2f}")
+                      str(it.attempts), str(it.hints_used), fu, f"{it.earned:.2f}")
     console.print(table)
     for it in rep.items:
         if it.failing_categories:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,6 +153,20 @@ def candidates(scope_kind: str, scope: str) -> list[catalog.Exercise]:
     """The catalog's exercises of a scope (BadRequest for an unknown scope)."""
     scope_label(scope_kind, scope)
     return [ex for ex in services.catalog_exercises() if in_scope(ex, scope_kind, scope)]
+
+
+def lengths_for(scope_kind: str, scope: str) -> list[int]:
+    """The lengths of ``LENGTHS`` whose rule the scope can fill (e.g. a track without implement or
+    debug exercises fills only the 30-minute one). BadRequest for an unknown scope."""
+    pool = candidates(scope_kind, scope)
+    out = []
+    for m in LENGTHS:
+        try:
+            draw(pool, m, 0, set())   # whether a slot can be filled does not depend on the seed
+        except ValueError:
+            continue
+        out.append(m)
+    return out
 
 
 def _widenings(slot: Slot) -> list[tuple[tuple[Kind, ...], tuple[Difficulty, ...]]]:
@@ -404,14 +419,13 @@ def case_category(name: str) -> str:
     '=' ("attention-B2-H4-T8-S16" -> "attention", "shard positions: N=4, p=2" -> "shard positions",
     "rejects-negative-t" -> "rejects-negative-t"); the whole name when the first word has one."""
     head = name.split(":", 1)[0].strip()
-    words = head.replace("_", "-").replace(" ", "-").split("-")
-    kept = []
-    for w in words:
-        if any(ch.isdigit() for ch in w) or "=" in w:
+    kept = ""
+    for word, sep in re.findall(r"([^-_ ]*)([-_ ]*)", head):
+        if any(ch.isdigit() for ch in word) or "=" in word:
             break
-        if w:
-            kept.append(w)
-    return "-".join(kept) if kept else name.strip()
+        kept += word + sep
+    kept = kept.strip("-_ ")
+    return kept or name.strip()
 
 
 def failing_categories(v: Verdict | None) -> list[str]:
