@@ -117,3 +117,24 @@ def test_start_refuses_bad_input_before_writing_anything(local, tmp_path):
     assert not folder.exists()
     r = run(app, ["interview", "finish"])
     assert r.exit_code == 2 and "no mock interview to finish" in r.output
+
+
+def test_a_hint_in_a_session_asks_first_and_grade_withholds_counterexamples(local, tmp_path):
+    run = CliRunner().invoke
+    seed, ex = calculate_seed()
+    r = run(app, ["interview", "start", "--track", "roofline", "--minutes", "30", "--seed", str(seed), str(tmp_path / "iv")])
+    assert r.exit_code == 0, r.output
+    assert cli_interview.withhold_counterexample(ex.slug) and not cli_interview.withhold_counterexample("sampling-order")
+    r = run(app, ["hint", ex.slug], input="n\n")
+    assert r.exit_code == 1 and "costs 10%" in r.output and "hint 1/" not in r.output
+    with db.session_scope(get_settings().db_url) as s:
+        sess = interview.active_session(s, LOCAL_USER_ID)
+        assert interview.session_items(s, sess)[0].hints_used == 0
+    r = run(app, ["hint", ex.slug], input="y\n")
+    assert r.exit_code == 0 and "hint 1/" in r.output
+    r = run(app, ["hint", "sampling-order", "--yes"])                  # outside the session: no cost, no question
+    assert r.exit_code == 0 and "costs" not in r.output and "hint 1/" in r.output
+    with db.session_scope(get_settings().db_url) as s:
+        assert interview.session_items(s, sess)[0].hints_used == 1
+    local["t"] = T0 + timedelta(minutes=30)
+    assert not cli_interview.withhold_counterexample(ex.slug)         # the session is over
