@@ -16,7 +16,7 @@ from sqlmodel import select
 
 from inferprep import catalog, db, followups, interview, services
 from inferprep.catalog import Difficulty, Kind
-from inferprep.interview_models import CohortInterview, InterviewItem, InterviewSession
+from inferprep.interview_models import CohortInterview, InterviewSession
 from inferprep.models import LOCAL_USER_ID, Cohort, JobState, Submission, User
 from inferprep.verdict import INPUT_CHECKS, CaseResult, Status, Verdict
 from inferprep.worker import Worker
