@@ -158,7 +158,9 @@ def grade(slug: str, file: Path,
 
     if not as_json:
         err.print(f"grading [bold]{file}[/] against {slug} ({'public examples' if public else 'hidden cases'}, {dev})")
-    v = judge.grade(ex, code, device=dev, public=public, sandbox_mode=sandbox, progress=progress)
+    from .cli_interview import withhold_counterexample   # shown once a mock interview that drew it ends
+    v = judge.grade(ex, code, device=dev, public=public, sandbox_mode=sandbox, progress=progress,
+                    counterexample=not withhold_counterexample(slug))
     if not no_record:
         try:
             from .progress import record_cli_grade
@@ -312,6 +314,10 @@ def db_upgrade(database_url: Optional[str] = typer.Option(None, help="SQLAlchemy
 from .cli_cohort import register as _register_hosting  # noqa: E402 - admin, cohort, worker, submit
 
 _register_hosting(app)
+
+from .cli_interview import register as _register_interview  # noqa: E402 - interview, hint
+
+_register_interview(app)
 
 
 @app.callback()

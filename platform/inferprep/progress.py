@@ -24,6 +24,8 @@ def local_status() -> dict[str, str]:
 
 
 def record_cli_grade(ex: catalog.Exercise, code: str, verdict: Verdict) -> int:
-    """Record a CLI grading as a finished submission of the local user; returns its id."""
+    """Record a CLI grading as a finished submission of the local user, made at ``interview.now()``
+    (the clock a mock interview's window is read with); returns its id."""
+    from . import interview
     with db.session_scope(_url()) as s:
-        return services.record_finished(s, LOCAL_USER_ID, ex, code, verdict, source="cli").id
+        return services.record_finished(s, LOCAL_USER_ID, ex, code, verdict, source="cli", now=interview.now()).id

@@ -307,8 +307,13 @@ def is_solved(s: Session, user_id: int, slug: str) -> bool:
 
 def check_unlocked(s: Session, user_id: int, slug: str) -> None:
     """Raise ``Locked`` (with the reason, a sentence) unless the user may read the editorial and
-    the reference of ``slug``: after their own pass, and when their cohort's policy allows."""
-    if not is_solved(s, user_id, slug):
+    the reference of ``slug``: after their own pass (or the end of a mock interview that drew it),
+    when no mock interview keeps them closed, and when their cohort's policy allows."""
+    from . import interview   # imports this module: a lazy import keeps the module graph acyclic
+    why = interview.lock_reason(s, user_id, slug)
+    if why:
+        raise Locked(why)
+    if not is_solved(s, user_id, slug) and not interview.opened_by_interview(s, user_id, slug):
         raise Locked("the editorial and the reference unlock after your code passes the hidden cases")
     release_check(s, user_id, slug)   # a cohort's policy may keep them closed longer
 
@@ -330,13 +335,15 @@ def unlocked_texts(s: Session, user_id: int, ex: catalog.Exercise) -> tuple[str,
 
 
 def record_finished(s: Session, user_id: int, ex: catalog.Exercise, code: str, verdict: Verdict,
-                    *, source: str = "cli") -> Submission:
-    """Record a grading done elsewhere (``inferprep grade``) as a finished submission."""
+                    *, source: str = "cli", now: datetime | None = None) -> Submission:
+    """Record a grading done elsewhere (``inferprep grade``) as a finished submission made at
+    ``now`` (default: the current time)."""
     ensure_exercise_row(s, ex)
+    now = now or utcnow()
     sub = Submission(user_id=user_id, slug=ex.slug, kind="run" if verdict.public else "submit", source=source,
                      code=code, device=verdict.device, state=JobState.DONE.value, status=verdict.status.value,
                      score=verdict.score, passed=verdict.ok, verdict_json=verdict.model_dump_json(),
-                     started_at=utcnow(), finished_at=utcnow())
+                     created_at=now, started_at=now, finished_at=now)
     s.add(sub)
     s.commit()
     s.refresh(sub)

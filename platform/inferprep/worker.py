@@ -49,10 +49,10 @@ ScratchFn = Callable[..., ScratchResult]  # scratch(exercise, code, snippet, *, 
 
 def default_grade(exercise: catalog.Exercise, code: str, *, device: str, public: bool,
                   progress: Callable[[CaseResult], None], salt: int | None = None,
-                  cancel: threading.Event | None = None) -> Verdict:
+                  cancel: threading.Event | None = None, counterexample: bool = True) -> Verdict:
     from .runner import judge
     return judge.grade(exercise, code, device=device, public=public, progress=progress, salt=salt, cancel=cancel,
-                       counterexample=True)   # a mock interview (issue 18) withholds them until it ends
+                       counterexample=counterexample)
 
 
 def default_scratch(exercise: catalog.Exercise, code: str, snippet: str, *, device: str) -> ScratchResult:
@@ -122,6 +122,8 @@ class Worker:
         # only a parameter named ``cancel`` counts: a wrapper's **kwargs may well forward to a
         # grade function that has none (a test's fake)
         self._cancellable = takes(self.grade, "cancel", via_kwargs=False)
+        # likewise ``counterexample`` (False for a submission made within a mock interview)
+        self._withholds = takes(self.grade, "counterexample", via_kwargs=False)
         self.hub = hub or notify.Hub()
         self._wake = threading.Condition()
         self._pending = 0
@@ -239,10 +241,19 @@ class Worker:
             extra = {"salt": sub.salt} if self._salted else {}
             if self._cancellable:
                 extra["cancel"] = cancel
+            if self._withholds:
+                extra["counterexample"] = not self._in_interview(sub)
             return self.grade(ex, sub.code, device=sub.device, public=sub.kind == "run", progress=progress, **extra)
         except Exception as e:  # noqa: BLE001 - the platform failed, not the user
             log.exception("job %s: grading raised", sub.id)
             return queue.internal_error_verdict(sub, f"the grading worker failed: {type(e).__name__}: {e}; retry")
+
+    def _in_interview(self, sub: Submission) -> bool:
+        """Whether ``sub`` was made within a mock interview of its owner that drew its exercise
+        (issue 18: the counterexample is withheld there)."""
+        from . import interview
+        with session_scope(self.db_url) as s:
+            return interview.made_in_session(s, sub.user_id, sub.slug, sub.created_at)
 
     def _scratch(self, sub: Submission) -> ScratchResult:
         try:
