@@ -15,7 +15,7 @@ circle) and of lower layers, never of a higher one:
    notify, catalog, runner, grading.
 2. storage: db, queue.
 3. services: services, cohorts, release_policy, auth, progress, worker, check, mutate, and the
-   interview modules (interview, cohort_interviews, followups).
+   interview modules (interview, cohort_interviews, followups), unlock (the editorial rules).
 4. web: inferprep.web and everything under it.
 5. cli: cli, cli_common, cli_cohort, cli_interview, cli_followups.
 
@@ -49,7 +49,7 @@ LAYERS: dict[str, str] = {
     "inferprep.queue": "storage",
     **{f"inferprep.{m}": "services" for m in (
         "services", "cohorts", "release_policy", "auth", "progress", "worker", "check", "mutate",
-        "interview", "cohort_interviews", "followups")},
+        "interview", "cohort_interviews", "followups", "unlock")},
     "inferprep.mutate.": "services",
     "inferprep.web": "web",
     "inferprep.web.": "web",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from inferprep import catalog, db, followups, interview, services
+from inferprep import catalog, db, followups, interview, services, unlock
 from inferprep.catalog import Difficulty, Kind
 from inferprep.interview_models import CohortInterview, InterviewSession
 from inferprep.models import LOCAL_USER_ID, Cohort, JobState, Submission, User
@@ -327,21 +327,21 @@ def test_editorials_close_during_a_session_and_open_after(url, clock, bob):
     with db.session_scope(url) as s:
         solved = next(e.slug for e in interview.candidates("track", "kernels"))
         record(s, LOCAL_USER_ID, solved, T0 - timedelta(days=30), core_ok=True)
-        services.check_unlocked(s, LOCAL_USER_ID, solved)       # open: passed long ago
+        unlock.check_unlocked(s, LOCAL_USER_ID, solved)       # open: passed long ago
         sess = interview.start_session(s, LOCAL_USER_ID, scope_kind="track", scope="serving", minutes=30, seed=1)
         drawn = interview.session_items(s, sess)[0].slug
         for slug in (solved, drawn):
             with pytest.raises(services.Locked, match="during your mock interview"):
-                services.check_unlocked(s, LOCAL_USER_ID, slug)
+                unlock.check_unlocked(s, LOCAL_USER_ID, slug)
         assert interview.lock_reason(s, bob, solved) is None      # nobody else's
         undrawn = next(e.slug for e in interview.candidates("track", "serving") if e.slug != drawn)
         interview.finish_session(s, LOCAL_USER_ID, sess.id)
-        services.check_unlocked(s, LOCAL_USER_ID, solved)
-        services.check_unlocked(s, LOCAL_USER_ID, drawn)          # not passed, open after the session
+        unlock.check_unlocked(s, LOCAL_USER_ID, solved)
+        unlock.check_unlocked(s, LOCAL_USER_ID, drawn)          # not passed, open after the session
         with pytest.raises(services.Locked, match="after your code passes"):
-            services.check_unlocked(s, LOCAL_USER_ID, undrawn)
+            unlock.check_unlocked(s, LOCAL_USER_ID, undrawn)
         with pytest.raises(services.Locked):
-            services.check_unlocked(s, bob, drawn)                # not bob's session
+            unlock.check_unlocked(s, bob, drawn)                # not bob's session
 
 
 @pytest.mark.parametrize("review_after", [True, False])
@@ -361,13 +361,13 @@ def test_a_cohort_interview_opens_editorials_after_it_closes_if_review_is_allowe
         clock.advance(minutes=10)
         interview.finish_session(s, LOCAL_USER_ID, sess.id)
         with pytest.raises(services.Locked, match="when the interview closes"):
-            services.check_unlocked(s, LOCAL_USER_ID, slug)
+            unlock.check_unlocked(s, LOCAL_USER_ID, slug)
         clock.advance(hours=2)
         if review_after:
-            services.check_unlocked(s, LOCAL_USER_ID, slug)
+            unlock.check_unlocked(s, LOCAL_USER_ID, slug)
         else:
             with pytest.raises(services.Locked, match="after your code passes"):
-                services.check_unlocked(s, LOCAL_USER_ID, slug)
+                unlock.check_unlocked(s, LOCAL_USER_ID, slug)
 
 
 def test_the_worker_withholds_the_counterexample_within_a_session(url):

@@ -8,7 +8,7 @@ answers ``NotFound`` rather than 403, so ids do not reveal what exists.
 The policy (``CohortPolicy``, ``Assignment``): which exercises are assigned and their deadlines,
 when the editorial and reference unlock (``Unlock``), and how many submissions a student may
 make per hour. ``release_check`` (in ``release_policy``, below this module and ``services``) is
-called by ``services.unlocked_texts``; with no cohort membership (local mode) it never locks anything.
+called by ``unlock.unlocked_texts``; with no cohort membership (local mode) it never locks anything.
 """
 
 from __future__ import annotations

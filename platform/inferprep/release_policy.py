@@ -1,7 +1,7 @@
 """When a student may read an exercise's editorial and reference beyond their own pass: their
 cohorts' unlock policy (``CohortPolicy.unlock``, ``Assignment.deadline``).
 
-``services.check_unlocked`` asks ``release_check`` after checking the student's own pass; with no
+``unlock.check_unlocked`` asks ``release_check`` after checking the student's own pass; with no
 cohort membership (local mode) it never locks anything. It lives here, below both ``services``
 and ``cohorts`` (which re-exports it), so neither has to import the other to apply it.
 """

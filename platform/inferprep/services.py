@@ -30,7 +30,6 @@ from . import catalog, db, queue
 from .errors import BadRequest, CodeTooLarge, Locked, NotFound, NotUTF8, ServiceError  # noqa: F401 - services' names too
 from .models import Exercise as ExerciseRowModel
 from .models import GRADED, Draft, JobState, Submission, SubmissionKind, utcnow
-from .release_policy import release_check
 from .verdict import CaseResult, ScratchResult, Status, Verdict
 
 log = logging.getLogger("inferprep.services")
@@ -303,35 +302,6 @@ def is_solved(s: Session, user_id: int, slug: str) -> bool:
     return s.exec(select(Submission.id).where(Submission.user_id == user_id, Submission.slug == slug,
                                               Submission.kind == SubmissionKind.SUBMIT.value,
                                               Submission.passed == True)).first() is not None  # noqa: E712
-
-
-def check_unlocked(s: Session, user_id: int, slug: str) -> None:
-    """Raise ``Locked`` (with the reason, a sentence) unless the user may read the editorial and
-    the reference of ``slug``: after their own pass (or the end of a mock interview that drew it),
-    when no mock interview keeps them closed, and when their cohort's policy allows."""
-    from . import interview   # imports this module: a lazy import keeps the module graph acyclic
-    why = interview.lock_reason(s, user_id, slug)
-    if why:
-        raise Locked(why)
-    if not is_solved(s, user_id, slug) and not interview.opened_by_interview(s, user_id, slug):
-        raise Locked("the editorial and the reference unlock after your code passes the hidden cases")
-    release_check(s, user_id, slug)   # a cohort's policy may keep them closed longer
-
-
-def editorial_lock(s: Session, user_id: int, slug: str) -> str | None:
-    """None when the user may read the editorial and the reference of ``slug``, else why not."""
-    try:
-        check_unlocked(s, user_id, slug)
-    except Locked as e:
-        return str(e)
-    return None
-
-
-def unlocked_texts(s: Session, user_id: int, ex: catalog.Exercise) -> tuple[str, str]:
-    """(editorial, reference source) once the user passed the hidden cases; raises ``Locked``."""
-    check_unlocked(s, user_id, ex.slug)
-    ref = ex.reference_path.read_text(encoding="utf-8") if ex.reference_path.is_file() else ""
-    return ex.editorial, ref
 
 
 def record_finished(s: Session, user_id: int, ex: catalog.Exercise, code: str, verdict: Verdict,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ... import services
+from ... import services, unlock
 from ..deps import CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from .schemas import DraftIn, ExerciseDetail, ExercisePublic, SolutionPublic, detail
 
@@ -41,5 +41,5 @@ def reveal_hint(ex: ExerciseDep, s: SessionDep, user: CurrentUser) -> list[str]:
 @router.get("/{slug}/solution", response_model=SolutionPublic, responses={403: {"description": "not solved yet"}})
 def read_solution(ex: ExerciseDep, s: SessionDep, user: CurrentUser) -> SolutionPublic:
     """The editorial and the reference solution: 403 until your code passes the hidden cases."""
-    editorial, reference = services.unlocked_texts(s, user, ex)
+    editorial, reference = unlock.unlocked_texts(s, user, ex)
     return SolutionPublic(editorial=editorial, reference=reference)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 
-from ... import services
+from ... import services, unlock
 from ..deps import Admission, Assignments, CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from ..forms import FormDep
 from ..templating import templates
@@ -46,7 +46,7 @@ def exercise_context(s, user: int, ex) -> dict:
             "draft_at": draft.updated_at.isoformat() if draft is not None else "", "user_id": user,
             "hints": ex.meta.hints[:services.hints_shown(s, user, ex.slug)], "solved": solved,
             # None, or why a cohort's policy keeps the editorial closed for now
-            "editorial_lock": services.editorial_lock(s, user, ex.slug) if solved else None,
+            "editorial_lock": unlock.editorial_lock(s, user, ex.slug) if solved else None,
             "status": services.status_map(s, user).get(ex.slug, "untouched")}
 
 
@@ -97,6 +97,6 @@ def reveal_hint(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentU
 
 @router.get("/exercises/{slug}/solution")
 def solution_page(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
-    editorial, reference = services.unlocked_texts(s, user, ex)   # 403 page until solved
+    editorial, reference = unlock.unlocked_texts(s, user, ex)   # 403 page until solved
     return templates().TemplateResponse(request, "solution.html", {"ex": ex, "editorial": editorial,
                                                                    "reference": reference, "nav": "exercises"})

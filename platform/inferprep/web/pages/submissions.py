@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 
-from ... import services
+from ... import services, unlock
 from ...models import Submission
 from ..deps import Admission, CurrentUser, SessionDep, SettingsDep, announce_cancel
 from ..templating import templates
@@ -18,7 +18,7 @@ def verdict_parts(s, sub: Submission, *, owner: bool = True) -> dict:
     """What ``_verdict.html`` shows of one submission. ``owner`` False (an instructor watching a
     student's grading): no Cancel."""
     verdict = services.verdict_of(sub)
-    editorial_lock = services.editorial_lock(s, sub.user_id, sub.slug) if sub.passed and sub.kind == "submit" \
+    editorial_lock = unlock.editorial_lock(s, sub.user_id, sub.slug) if sub.passed and sub.kind == "submit" \
         else None
     return {"sub": sub, "verdict": verdict, "cases": verdict.cases if verdict else services.live_cases(sub),
             "position": services.queue_position(s, sub), "elapsed": services.elapsed_seconds(sub), "owner": owner,
