@@ -86,10 +86,12 @@ def grade(pg, button: str, panel: str) -> str:
 
 def answer_first_followup(pg) -> bool:
     """Answer the first follow-up question of the panel (any answer counts: the report shows it
-    answered); False when the page has no follow-ups panel."""
+    answered); False when the passed verdict offers no follow-ups (no panel on this build, or an
+    exercise without them). The panel loads after the verdict (the followups helper's hx-get)."""
     panel = pg.locator('[data-testid="followups"]')
-    if panel.count() == 0:
+    if panel.count() == 0 and pg.locator('#verdict [data-testid="followups-link"]').count() == 0:
         return False
+    panel.locator('[data-testid="followup"]').first.wait_for()
     q = panel.locator('[data-testid="followup"]').first
     form = q.locator("form")
     if form.locator('input[type="radio"]').count():
