@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from starlette.routing import Route
 
-from inferprep import auth, catalog, cohorts, db
+from inferprep import auth, catalog, cohorts, db, interview
 from inferprep.settings import Settings
 from inferprep.verdict import CaseResult, ScratchResult, Status, Verdict
 from inferprep.web import create_app
@@ -80,6 +80,10 @@ class World:
                        json={"code": f"# {CODE_MARK}\nPASS\n", "snippet": f"# {SNIPPET_MARK}\nprint(1)\n"})
         assert r.status_code == 202, r.text
         self.scratch_id = r.json()["id"]
+        with db.session_scope(url) as s:   # a finished mock interview of alice's (one under way would close her editorials)
+            sess = interview.start_session(s, self.users["alice"].id, scope_kind="track", scope="decoding", minutes=30)
+            interview.finish_session(s, self.users["alice"].id, sess.id)
+            self.interview_id = sess.id
 
     def wait(self, c, sub_id):
         for _ in range(200):
@@ -152,6 +156,9 @@ ACCESS = {
     ("GET", "/teach/submissions/{sub_id}/row"): "teacher",
     ("GET", "/api/teach/submissions/{sub_id}"): "teacher", ("GET", "/api/teach/cohorts/{cohort_id}/grades"): "teacher",
     ("POST", "/api/teach/submissions/{sub_id}/rejudge"): "teacher",
+    ("GET", "/interview"): "signed", ("POST", "/interview/start"): "signed",
+    ("GET", "/interview/{session_id}"): "owner", ("POST", "/interview/{session_id}/finish"): "owner",
+    ("GET", "/interview/{session_id}/report"): "owner",
 }
 ALLOWED = {"all": set(ROLES), "signed": {"alice", "bob", "tina", "olga"}, "owner": {"alice"},
            "teachers": {"tina", "olga"}, "teacher": {"tina"}, "owner-or-teacher": {"alice", "tina"}}
@@ -166,6 +173,9 @@ BODIES = {  # valid bodies, so an allowed call really succeeds
     "/teach/cohorts": {"data": {"name": "Made in the matrix"}},
     "/teach/cohorts/{cohort_id}/policy": {"data": {"unlock": "on_pass", "submissions_per_hour": "1000"}},
     "/teach/cohorts/{cohort_id}/assignments": {"data": {"exercise": SLUG}},
+    # no scope: a 422 past the authorization (a session under way would close alice's editorials)
+    "/interview/start": {"data": {"minutes": "30"}},
+    "/interview/{session_id}/finish": {"data": {"confirm": "yes"}},
 }
 
 
@@ -190,7 +200,7 @@ def fill(world: World, path: str) -> str:
             token_id = auth.create_api_token(s, world.users["alice"].id, "spare", secret=SECRET)[0].id
         world.spare_token_ids.add(token_id)
     return path.format(slug=SLUG, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
-                       user_id=world.users["alice"].id, token_id=token_id)
+                       user_id=world.users["alice"].id, token_id=token_id, session_id=world.interview_id)
 
 
 def denied(r) -> bool:

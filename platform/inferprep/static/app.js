@@ -197,8 +197,36 @@
   });
   document.addEventListener("htmx:afterSwap", function (e) { renderMath(e.target); });
 
+  // -- the mock interview's countdown (templates/_interview_banner.html): the server renders the
+  // time left; this ticks it down from data-ends-at, on the server's clock (data-now is the
+  // server's time at rendering, so a skewed clock here changes nothing), and at zero loads the
+  // report. A reload reads the server's ends_at again: nothing is kept in the browser.
+  function clockText(s) {
+    var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    var mm = h ? String(m).padStart(2, "0") : String(m);
+    return (h ? h + ":" : "") + mm + ":" + String(sec).padStart(2, "0");
+  }
+  function startCountdown(el) {
+    var endsAt = Date.parse(el.dataset.endsAt), serverNow = Date.parse(el.dataset.now);
+    if (isNaN(endsAt) || isNaN(serverNow)) return;
+    var skew = serverNow - Date.now();      // the server's clock minus this one's
+    var out = el.querySelector(".countdown-left"), timer = null;
+    function tick() {
+      var left = Math.max(0, Math.ceil((endsAt - (Date.now() + skew)) / 1000));
+      out.textContent = clockText(left);
+      if (left <= 0) {
+        clearInterval(timer);
+        location.assign(el.dataset.reportUrl);
+      }
+    }
+    timer = setInterval(tick, 1000);
+    tick();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     renderMath(document);
+    var countdown = document.getElementById("interview-banner");
+    if (countdown) startCountdown(countdown);
     document.querySelectorAll('[role="tablist"][data-tabs]').forEach(setUpTabs);
     var views = document.querySelector('[data-tabs="views"]');
     if (views) setUpViews(views);

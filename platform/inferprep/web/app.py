@@ -32,6 +32,7 @@ from .bodycap import BodyCheck
 from .inflight import InFlightLimit
 from .pages import dashboard, events, exercises, progress, submissions
 from .responses import error_response, wants_json  # noqa: F401 - app's names too
+from .pages import interview as interview_pages
 
 log = logging.getLogger("inferprep.web")
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -116,6 +117,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         app.include_router(r, prefix="/api")
     for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router):
         app.include_router(r)
+    interview_pages.install(app)   # mock interviews (issue 18): routes and the countdown's template globals
 
     @app.get("/docs", include_in_schema=False)
     def docs():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ... import services, unlock
+from ... import interview, services, unlock
 from ..deps import CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from .schemas import DraftIn, ExerciseDetail, ExercisePublic, SolutionPublic, detail
 
@@ -34,8 +34,9 @@ def save_draft(ex: ExerciseDep, body: DraftIn, s: SessionDep, user: CurrentUser,
 
 @router.post("/{slug}/hints", response_model=list[str])
 def reveal_hint(ex: ExerciseDep, s: SessionDep, user: CurrentUser) -> list[str]:
-    """Reveal the next hint; returns every hint revealed so far."""
-    return ex.meta.hints[:services.reveal_hint(s, user, ex)]
+    """Reveal the next hint; returns every hint revealed so far. Within a mock interview each hint
+    costs 10% of that exercise's points (``interview.use_hint`` counts it)."""
+    return ex.meta.hints[:interview.use_hint(s, user, ex)]
 
 
 @router.get("/{slug}/solution", response_model=SolutionPublic, responses={403: {"description": "not solved yet"}})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 
-from ... import services, unlock
+from ... import interview, services, unlock
 from ..deps import Admission, Assignments, CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from ..forms import FormDep
 from ..templating import templates
@@ -89,7 +89,7 @@ def submit(request: Request, form: FormDep, ex: ExerciseDep, s: SessionDep, user
 
 @router.post("/exercises/{slug}/hints")
 def reveal_hint(request: Request, ex: ExerciseDep, s: SessionDep, user: CurrentUser):
-    shown = services.reveal_hint(s, user, ex)
+    shown = interview.use_hint(s, user, ex)   # within a mock interview the hint also counts against its points
     if is_htmx(request):
         return templates().TemplateResponse(request, "_hints.html", {"ex": ex, "hints": ex.meta.hints[:shown]})
     return RedirectResponse(f"/exercises/{ex.slug}#hints", status_code=303)
