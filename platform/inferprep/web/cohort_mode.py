@@ -171,7 +171,7 @@ def refuse_unsandboxed(settings: Settings) -> str:
 def install(app: FastAPI, settings: Settings) -> None:
     from ..web.app import error_response, wants_json
     from ..web.templating import templates
-    from . import routes_auth, routes_cohort, routes_instructor
+    from . import routes_auth, routes_cohort, routes_cohort_interviews, routes_instructor
     if settings.grading_threads:
         refuse_unsandboxed(settings)
     app.state.cohort_mode = True
@@ -202,6 +202,7 @@ def install(app: FastAPI, settings: Settings) -> None:
               routes_instructor.api_router):
         app.include_router(r)
     templates().env.globals["cohort"] = template_context
+    routes_cohort_interviews.install(app)      # scheduled mock interviews (issue 18)
 
 
 def create_from_env() -> FastAPI:

@@ -16,6 +16,7 @@ from .. import cohorts, services
 from ..cohort_models import Unlock
 from ..models import Role, Submission, User
 from ..services import BadRequest, NotFound
+from . import routes_cohort_interviews
 from .api.schemas import SubmissionPublic
 from .cohort_mode import SignedIn
 from .deps import SessionDep
@@ -69,7 +70,8 @@ def cohort_matrix(request: Request, cohort_id: int, s: SessionDep, user: SignedI
     return templates().TemplateResponse(request, "cohort_matrix.html", {
         "m": m, "c": c, "titles": titles, "policy": cohorts.policy(s, c.id), "unlocks": list(Unlock),
         "catalog": services.catalog_exercises(),
-        "signup_url": f"{request.base_url}signup?code={c.join_code}", "nav": "teach"})
+        "signup_url": f"{request.base_url}signup?code={c.join_code}", "nav": "teach",
+        **routes_cohort_interviews.matrix_context(s, c.id)})
 
 
 @router.post("/cohorts/{cohort_id}/policy")
