@@ -244,3 +244,27 @@ def test_student_views(world):
     assert ci_mod.student_views(s, users["tina"], T0) == []
     assert past.id != now_ci.id
     assert s.exec(select(InterviewSession)).all() == []   # looking starts nothing
+
+
+def test_cli_schedules_and_lists(tmp_path):
+    from typer.testing import CliRunner
+    from inferprep.cli import app as cli
+    url = Settings(data_dir=tmp_path).db_url
+    db.prepare(url)
+    with db.session_scope(url) as s:
+        cohorts.create_cohort(s, "Spring")
+    run = CliRunner().invoke
+    base = ["cohort", "interview", "schedule", "Spring", "--database-url", url, "--opens", "2099-01-01T10:00"]
+    r = run(cli, [*base, "--closes", "2099-01-01T10:30", "--collection", JS, "--minutes", "45"])
+    assert r.exit_code == 2 and "shorter than" in r.output, r.output
+    r = run(cli, [*base, "--closes", "2099-01-01T12:00", "--collection", JS, "--track", "serving"])
+    assert r.exit_code == 2 and "one of --collection or --track" in r.output, r.output
+    r = run(cli, [*base, "--closes", "2099-01-01T12:00", "--track", "serving", "--minutes", "30", "--title", "Dry run",
+                  "--draw", "per_student", "--leaderboard"])
+    assert r.exit_code == 0 and "scheduled interview #1 'Dry run'" in r.output, r.output
+    with db.session_scope(url) as s:
+        (ci,) = ci_mod.for_cohort(s, 1)
+        assert (ci.scope_kind, ci.scope, ci.minutes, ci.draw, ci.leaderboard, ci.review_after) == \
+            ("track", "serving", 30, "per_student", True, True)
+    r = run(cli, ["cohort", "interview", "list", "Spring", "--database-url", url])
+    assert r.exit_code == 0 and "#1  Dry run  30 min  serving" in r.output and "0/0 finished" in r.output, r.output

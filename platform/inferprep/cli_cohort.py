@@ -404,6 +404,8 @@ def submit(slug: str, file: Path,
 
 def register(app: typer.Typer) -> None:
     app.add_typer(admin_app, name="admin")
+    from .cli_cohort_interviews import interview_app
+    cohort_app.add_typer(interview_app, name="interview")    # inferprep cohort interview (issue 18)
     app.add_typer(cohort_app, name="cohort")
     app.command("worker")(worker)
     app.command("submit")(submit)
