@@ -173,7 +173,8 @@ def test_results_and_the_csv_columns(world):
     res = ci_mod.results(s, ci, now)
     alice, bob, carol = (res.rows[users[n]] for n in ("alice", "bob", "carol"))
     first = slugs(s, sess)
-    assert alice.status == "finished" and alice.seconds == 20 * 60 and alice.items == [(first[0], True), (first[1], False)]
+    assert alice.status == "finished" and alice.seconds == 20 * 60
+    assert alice.items == [(first[0], True), (first[1], False)]
     assert alice.score == interview.report(s, sess, now).score and alice.score > 0
     assert bob.status == "running" and bob.seconds is None and bob.score == 0
     assert carol.status == "not started" and carol.score is None and res.positions == 2

@@ -10,7 +10,8 @@ import typer
 
 from .cli_cohort import DB_OPT, _cohort, _session, console, die
 
-interview_app = typer.Typer(no_args_is_help=True, help="Scheduled mock interviews: schedule one for a cohort, list them.")
+interview_app = typer.Typer(no_args_is_help=True,
+                            help="Scheduled mock interviews: schedule one for a cohort, list them.")
 
 
 def _when(text: str, what: str) -> datetime:
@@ -48,7 +49,8 @@ def schedule(cohort: str,
         except ServiceError as e:
             die(str(e))
         console.print(f"scheduled interview #{ci.id} {ci.title!r} for {c.name}: {ci.minutes} min from {scope}, "
-                      f"{ci.opens_at:%Y-%m-%d %H:%M} to {ci.closes_at:%Y-%m-%d %H:%M} UTC, draw {ci.draw}", highlight=False, soft_wrap=True)
+                      f"{ci.opens_at:%Y-%m-%d %H:%M} to {ci.closes_at:%Y-%m-%d %H:%M} UTC, draw {ci.draw}",
+                      highlight=False, soft_wrap=True)
 
 
 @interview_app.command("list")

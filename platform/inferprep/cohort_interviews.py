@@ -234,7 +234,8 @@ class StudentView:
     opted_in: bool
 
 
-def student_views(s: Session, user_id: int, now: datetime | None = None, *, current_only: bool = False) -> list[StudentView]:
+def student_views(s: Session, user_id: int, now: datetime | None = None, *,
+                  current_only: bool = False) -> list[StudentView]:
     """Every scheduled interview of the cohorts ``user_id`` studies in (``current_only``: those
     upcoming, open or running), by opening time."""
     now = now or interview.now()
