@@ -16,7 +16,10 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from starlette.routing import Route
 
-from inferprep import auth, catalog, cohorts, db, interview
+from datetime import timedelta
+
+from inferprep import auth, catalog, cohort_interviews, cohorts, db, grades_export, interview
+from inferprep.models import utcnow
 from inferprep.settings import Settings
 from inferprep.verdict import CaseResult, ScratchResult, Status, Verdict
 from inferprep.web import create_app
@@ -67,6 +70,12 @@ class World:
             self.users["bob"] = auth.sign_up(s, join_code=self.cohort.join_code, email="bob@x.org",
                                              name="Bob", password=PASSWORD)
             cohorts.assign(s, self.cohort.id, SLUG)
+            # a scheduled mock interview that opens tomorrow: Start answers "not open yet" (422) to
+            # its students, so the matrix starts no session (one would close alice's reference)
+            opens = utcnow() + timedelta(days=1)
+            self.ci_id = cohort_interviews.schedule(s, self.cohort.id, title="Mock", scope_kind="collection",
+                                                   scope="Jane Street", minutes=30, opens_at=opens,
+                                                   closes_at=opens + timedelta(hours=1), leaderboard=True).id
             tok, self.alice_token = auth.create_api_token(s, self.users["alice"].id, "laptop", secret=SECRET)
             self.alice_token_id = tok.id
             self.spare_token_ids: set[int] = set()
@@ -159,9 +168,15 @@ ACCESS = {
     ("GET", "/interview"): "signed", ("POST", "/interview/start"): "signed",
     ("GET", "/interview/{session_id}"): "owner", ("POST", "/interview/{session_id}/finish"): "owner",
     ("GET", "/interview/{session_id}/report"): "owner",
+    ("POST", "/teach/cohorts/{cohort_id}/interviews"): "teacher",
+    ("POST", "/teach/cohorts/{cohort_id}/interviews/{ci_id}/options"): "teacher",
+    ("GET", "/cohort/interviews/{ci_id}"): "students", ("POST", "/cohort/interviews/{ci_id}/start"): "students",
+    ("GET", "/cohort/interviews/{ci_id}/leaderboard"): "members",
+    ("POST", "/cohort/interviews/{ci_id}/leaderboard"): "students",
 }
 ALLOWED = {"all": set(ROLES), "signed": {"alice", "bob", "tina", "olga"}, "owner": {"alice"},
-           "teachers": {"tina", "olga"}, "teacher": {"tina"}, "owner-or-teacher": {"alice", "tina"}}
+           "teachers": {"tina", "olga"}, "teacher": {"tina"}, "owner-or-teacher": {"alice", "tina"},
+           "students": {"alice", "bob"}, "members": {"alice", "bob", "tina"}}
 BODIES = {  # valid bodies, so an allowed call really succeeds
     "/exercises/{slug}/draft": {"data": {"code": "# draft\n"}},
     "/exercises/{slug}/submissions": {"data": {"code": "# run\n", "kind": "run"}},
@@ -176,6 +191,11 @@ BODIES = {  # valid bodies, so an allowed call really succeeds
     # no scope: a 422 past the authorization (a session under way would close alice's editorials)
     "/interview/start": {"data": {"minutes": "30"}},
     "/interview/{session_id}/finish": {"data": {"confirm": "yes"}},
+    "/teach/cohorts/{cohort_id}/interviews": {"data": {
+        "title": "Matrix mock", "scope": "collection:Jane Street", "minutes": "30", "draw": "same",
+        "opens_at": "2099-01-01T10:00", "closes_at": "2099-01-01T12:00"}},
+    "/teach/cohorts/{cohort_id}/interviews/{ci_id}/options": {"data": {"leaderboard": "on", "review_after": "on"}},
+    "/cohort/interviews/{ci_id}/leaderboard": {"data": {"opt": "in"}},
 }
 
 
@@ -200,7 +220,8 @@ def fill(world: World, path: str) -> str:
             token_id = auth.create_api_token(s, world.users["alice"].id, "spare", secret=SECRET)[0].id
         world.spare_token_ids.add(token_id)
     return path.format(slug=SLUG, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
-                       user_id=world.users["alice"].id, token_id=token_id, session_id=world.interview_id)
+                       ci_id=world.ci_id, user_id=world.users["alice"].id, token_id=token_id,
+                       session_id=world.interview_id)
 
 
 def denied(r) -> bool:
@@ -495,8 +516,9 @@ def test_instructor_matrix_and_export(world):
     assert world.cohort.join_code in page and "Bob" in page and "st-solved" in page and "% </td>" not in page
     csv_text = tina.get(f"/teach/cohorts/{world.cohort.id}/grades.csv").text
     lines = csv_text.strip().splitlines()
-    assert lines[0] == f"email,name,{SLUG},solved"
-    assert any(ln.startswith("alice@x.org,") and ln.endswith(",1.0000,1") for ln in lines), lines
+    # then each scheduled mock interview's score and finished (nobody took one: no exercise columns)
+    assert lines[0].startswith(f"email,name,{SLUG},solved,Mock: score,Mock: finished"), lines[0]
+    assert any(ln.startswith("alice@x.org,") and ",1.0000,1,,no" in ln for ln in lines), lines
     rows = tina.get(f"/api/teach/cohorts/{world.cohort.id}/grades").json()
     assert {r["email"] for r in rows} >= {"alice@x.org", "bob@x.org"}
     # an assigned exercise nobody attempted has no pass rate (a dash), not "0%"
@@ -516,7 +538,7 @@ def test_csv_export_neutralises_formulas(world, tmp_path):
     with db.session_scope(world.settings.db_url) as s:
         u = auth.create_user(s, "eve@x.org", '=HYPERLINK("http://evil","x")', PASSWORD)
         cohorts.add_member(s, world.cohort.id, u.id, "student")
-        text = cohorts.export_csv(s, world.cohort)
+        text = grades_export.export_csv(s, world.cohort)
     assert "'=HYPERLINK" in text and "\n=HYPERLINK" not in text and ",=HYPERLINK" not in text
 
 

@@ -15,9 +15,9 @@ circle) and of lower layers, never of a higher one:
    notify, catalog, runner, grading.
 2. storage: db, queue.
 3. services: services, cohorts, release_policy, auth, progress, worker, check, mutate, and the
-   interview modules (interview, cohort_interviews, followups), unlock (the editorial rules).
+   interview modules (interview, cohort_interviews, followups), unlock (the editorial rules), grades_export.
 4. web: inferprep.web and everything under it.
-5. cli: cli, cli_common, cli_cohort, cli_interview, cli_followups.
+5. cli: cli, cli_common, cli_cohort, cli_cohort_interviews, cli_interview, cli_followups.
 
 A new module must be given a layer here (``LAYERS``) before this test passes.
 
@@ -49,11 +49,11 @@ LAYERS: dict[str, str] = {
     "inferprep.queue": "storage",
     **{f"inferprep.{m}": "services" for m in (
         "services", "cohorts", "release_policy", "auth", "progress", "worker", "check", "mutate",
-        "interview", "cohort_interviews", "followups", "unlock")},
+        "interview", "cohort_interviews", "followups", "unlock", "grades_export")},
     "inferprep.mutate.": "services",
     "inferprep.web": "web",
     "inferprep.web.": "web",
-    **{f"inferprep.{m}": "cli" for m in ("cli", "cli_common", "cli_cohort", "cli_interview", "cli_followups")},
+    **{f"inferprep.{m}": "cli" for m in ("cli", "cli_common", "cli_cohort", "cli_cohort_interviews", "cli_interview", "cli_followups")},
 }
 
 

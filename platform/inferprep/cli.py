@@ -315,6 +315,10 @@ from .cli_cohort import register as _register_hosting  # noqa: E402 - admin, coh
 
 _register_hosting(app)
 
+from .cli_cohort_interviews import register as _register_cohort_interviews  # noqa: E402 - cohort interview
+
+_register_cohort_interviews()
+
 from .cli_interview import register as _register_interview  # noqa: E402 - interview, hint
 
 _register_interview(app)

@@ -254,9 +254,9 @@ def cohort_policy(cohort: str, unlock: Optional[str] = typer.Option(None, help="
 def cohort_export(cohort: str, out: Optional[Path] = typer.Option(None, "--out", "-o", help="default: stdout"),
                   database_url: Optional[str] = DB_OPT) -> None:
     """Export the cohort's grades as CSV (best hidden-case score per assigned exercise)."""
-    from . import cohorts
+    from . import grades_export
     with _session(database_url) as s:
-        text = cohorts.export_csv(s, _cohort(s, cohort))
+        text = grades_export.export_csv(s, _cohort(s, cohort))
     if out:
         out.write_text(text, encoding="utf-8")
         err.print(f"wrote {out}")

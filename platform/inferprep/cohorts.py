@@ -387,17 +387,3 @@ def csv_cell(value) -> str:
 
 def csv_row(values) -> str:
     return ",".join(csv_cell(v) for v in values) + "\r\n"
-
-
-def export_csv(s: Session, cohort: Cohort) -> str:
-    """One row per student: email, name, then per assigned exercise the best hidden-case score
-    before its deadline (empty: never graded) and the number solved in time. Every cell goes
-    through ``csv_cell`` (no formulas, whatever delimiter the spreadsheet guesses)."""
-    m = matrix(s, cohort)
-    out = [csv_row(["email", "name", *m.slugs, "solved"])]
-    for u in m.students:
-        cells = [m.cells.get((u.id, slug)) for slug in m.slugs]
-        out.append(csv_row([u.email or "", u.name,
-                            *["" if c is None or c.best is None else f"{c.best:.4f}" for c in cells],
-                            sum(1 for c in cells if c is not None and c.status == "solved" and not c.late)]))
-    return "".join(out)

@@ -121,7 +121,7 @@ def refuse_unsandboxed(settings: Settings) -> str:
 def install(app: FastAPI, settings: Settings) -> None:
     from .responses import error_response, wants_json
     from .templating import templates
-    from . import routes_auth, routes_cohort, routes_instructor
+    from . import routes_auth, routes_cohort, routes_cohort_interviews, routes_instructor
     if settings.grading_threads:
         refuse_unsandboxed(settings)
     app.state.cohort_mode = True
@@ -152,3 +152,4 @@ def install(app: FastAPI, settings: Settings) -> None:
               routes_instructor.api_router):
         app.include_router(r)
     templates().env.globals["cohort"] = template_context
+    routes_cohort_interviews.install(app)      # scheduled mock interviews (issue 18)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from .. import cohorts, services
+from .. import cohort_interviews, cohorts, services
 from ..cohort_models import Unlock
 from ..models import Role, utcnow
 from .accounts import SignedIn
@@ -39,5 +39,5 @@ def cohort_page(request: Request, s: SessionDep, user: SignedIn):
         rows.append({"cohort": c, "unlock": UNLOCK_TEXT.get(p.unlock, p.unlock),
                      "per_hour": p.submissions_per_hour, "items": items})
     teaching = cohorts.cohorts_of(s, user, Role.INSTRUCTOR.value) if not user.is_admin else []
-    return templates().TemplateResponse(request, "cohort_home.html", {"rows": rows, "teaching": teaching,
-                                                                      "nav": "cohort"})
+    return templates().TemplateResponse(request, "cohort_home.html", {
+        "rows": rows, "teaching": teaching, "mocks": cohort_interviews.student_views(s, user.id), "nav": "cohort"})

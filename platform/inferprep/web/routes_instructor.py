@@ -12,10 +12,11 @@ from datetime import datetime, timezone
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from .. import cohorts, services
+from .. import cohorts, grades_export, services
 from ..cohort_models import Unlock
 from ..models import Role, Submission, User
 from ..services import BadRequest, NotFound
+from . import routes_cohort_interviews
 from .api.schemas import SubmissionPublic
 from .accounts import SignedIn
 from .deps import SessionDep
@@ -69,7 +70,8 @@ def cohort_matrix(request: Request, cohort_id: int, s: SessionDep, user: SignedI
     return templates().TemplateResponse(request, "cohort_matrix.html", {
         "m": m, "c": c, "titles": titles, "policy": cohorts.policy(s, c.id), "unlocks": list(Unlock),
         "catalog": services.catalog_exercises(),
-        "signup_url": f"{request.base_url}signup?code={c.join_code}", "nav": "teach"})
+        "signup_url": f"{request.base_url}signup?code={c.join_code}", "nav": "teach",
+        **routes_cohort_interviews.matrix_context(s, c.id)})
 
 
 @router.post("/cohorts/{cohort_id}/policy")
@@ -102,7 +104,7 @@ def unassign(cohort_id: int, slug: str, s: SessionDep, user: SignedIn):
 @router.get("/cohorts/{cohort_id}/grades.csv")
 def export(cohort_id: int, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
-    return Response(cohorts.export_csv(s, c), media_type="text/csv; charset=utf-8",
+    return Response(grades_export.export_csv(s, c), media_type="text/csv; charset=utf-8",
                      headers={"Content-Disposition": f'attachment; filename="cohort-{c.id}-grades.csv"'})
 
 
