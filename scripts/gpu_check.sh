@@ -6,7 +6,8 @@
 #      triton, numpy, pydantic, the GPU (nvidia-smi), bubblewrap;
 #   2. makes the few pure-Python packages the grading path imports available: the ones the
 #      machine lacks are unpacked from the wheels in scripts/gpu_wheels/ (filled here, with the
-#      registry, by scripts/fetch_gpu_wheels.sh; not committed) into a private folder on PYTHONPATH;
+#      registry, by scripts/fetch_gpu_wheels.sh; not committed) into .gpu-venv, a venv over the
+#      machine's own site-packages (--prepare-only stops after this and the versions);
 #   3. grades, with --device cuda, every exercise's reference and stub and a sample of its
 #      known-wrong variants, the N x N memory variants always (scripts/gpu_check.py: parallel
 #      workers, each grading time-boxed, one deadline for all); the references of perf exercises
@@ -18,6 +19,8 @@
 #
 # Usage: scripts/gpu_check.sh [--device cuda|cpu] [--out DIR] [--only a,b] [--sample N]
 #                             [--variants K] [--jobs J] [--budget-s S] [--python PY] [--perf auto|on|off]
+#                             [--prepare-only]
+# Overrides (tests): GPU_CHECK_WHEELS (wheel folder), GPU_CHECK_VENV, GPU_CHECK_NEED (modules).
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,14 +31,16 @@ py="${PYTHON:-python3}"
 budget=270
 total_limit=300
 pass_args=()
+prepare_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) device="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --python) py="$2"; shift 2 ;;
     --budget-s) budget="$2"; shift 2 ;;
+    --prepare-only) prepare_only=1; shift ;;
     --only|--sample|--variants|--jobs|--perf|--job-timeout-s|--seed) pass_args+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^# Overrides/p' "$0"; exit 0 ;;
     *) echo "gpu_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,29 +52,34 @@ started=$(date +%s)
 echo "== inferprep GPU check: device $device, output $out"
 if ! command -v "$py" >/dev/null 2>&1; then echo "gpu_check.sh: no Python at $py" >&2; exit 2; fi
 
-# -- 2. the pure-Python packages: what is present is used; what is missing comes from the wheels --
-site="$out/.site"
-need_mods=(pydantic numpy annotated_types typing_extensions typing_inspection)
+# -- 2. the packages the grading path imports: what is present is used; what is missing comes ----
+# from the carried wheels, unpacked into a virtual environment that sees the machine's own
+# packages (torch, triton): the sandboxed child runs "python -I", which ignores PYTHONPATH but
+# keeps the site-packages of its venv, so PYTHONPATH alone would not reach it.
+wheels="${GPU_CHECK_WHEELS:-$here/gpu_wheels}"
+venv="${GPU_CHECK_VENV:-$root/.gpu-venv}"
+read -r -a need_mods <<< "${GPU_CHECK_NEED:-pydantic pydantic_core numpy annotated_types typing_extensions typing_inspection}"
 missing=()
 for m in "${need_mods[@]}"; do
   "$py" -c "import $m" >/dev/null 2>&1 || missing+=("$m")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "-- missing here: ${missing[*]}; unpacking the carried wheels from scripts/gpu_wheels/"
-  if ! ls "$here"/gpu_wheels/*.whl >/dev/null 2>&1; then
-    echo "gpu_check.sh: scripts/gpu_wheels/ has no wheels; run scripts/fetch_gpu_wheels.sh where a registry is reachable" >&2
+  echo "-- missing here: ${missing[*]}; unpacking the carried wheels from $wheels into $venv"
+  if ! ls "$wheels"/*.whl >/dev/null 2>&1; then
+    echo "gpu_check.sh: $wheels has no wheels; run scripts/fetch_gpu_wheels.sh where a registry is reachable" >&2
     exit 2
   fi
-  rm -rf "$site" && mkdir -p "$site"
-  # A wheel is a zip of the files to put on sys.path; unpacking it is all "pip install" does for
-  # a pure-Python one (and for pydantic_core's one native module, built for this Python).
-  "$py" - "$site" "$here"/gpu_wheels/*.whl <<'EOF' || exit 2
-import importlib, sys, zipfile
-site, wheels = sys.argv[1], sys.argv[2:]
-for w in wheels:
-    top = zipfile.ZipFile(w).namelist()[0].split("/")[0]
+  rm -rf "$venv"
+  "$py" -m venv --system-site-packages --without-pip "$venv" || { echo "gpu_check.sh: cannot make $venv" >&2; exit 2; }
+  py="$venv/bin/python"
+  # A wheel is a zip of the files to put in site-packages; unpacking it is what "pip install" does
+  # for a pure-Python one (and for pydantic_core's native module, built for this Python's ABI).
+  "$py" - "$wheels"/*.whl <<'EOF' || exit 2
+import importlib, sys, sysconfig, zipfile
+site = sysconfig.get_paths()["purelib"]
+for w in sys.argv[1:]:
     name = w.rsplit("/", 1)[-1].split("-")[0]
-    try:  # keep what the machine has (torch's numpy, say); add only what it lacks
+    try:  # keep what the machine has (its torch's numpy, say); add only what it lacks
         importlib.import_module(name)
         print(f"   present: {name}")
         continue
@@ -78,7 +88,10 @@ for w in wheels:
     zipfile.ZipFile(w).extractall(site)
     print(f"   unpacked: {w.rsplit('/', 1)[-1]}")
 EOF
-  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  chmod -R a+rX "$venv"
+  still=()
+  for m in "${missing[@]}"; do "$py" -I -c "import $m" >/dev/null 2>&1 || still+=("$m"); done
+  if [ ${#still[@]} -gt 0 ]; then echo "gpu_check.sh: still missing after unpacking: ${still[*]}" >&2; exit 2; fi
 fi
 export PYTHONPATH="$root/platform${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -105,6 +118,8 @@ else
   echo "-- bubblewrap: absent or unusable here; grading with --sandbox none (own uid, seccomp, rlimits; no allow-listed root)"
   sandbox_args=(--sandbox none)
 fi
+
+if [ "$prepare_only" = 1 ]; then echo "== prepared (--prepare-only): python $py"; exit 0; fi
 
 # -- device memory, sampled from the trusted side (the whole device, every process) --------------
 smi_pid=""
