@@ -42,13 +42,13 @@ import torch
 
 from ..runner.process import CallRecord, Hosted, RunFailed, SubmissionProcess, SubmissionRaised
 from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
-from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
+from .checks import WrongAnswer, expect_close, expect_device, expect_equal, expect_tensor, fail
 from .counterexample import Trial
 from .detail import CaseTrace, render, render_call, revealing, tensor_diff
 from .kernels import KernelArg, check_buffers, expect_block_sizes, kernel_input, kernel_output
 
 __all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "Trial",
-           "expect_close", "expect_block_sizes", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output",
+           "expect_close", "expect_block_sizes", "expect_device", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output",
            "load_module"]
 
 
@@ -132,6 +132,11 @@ class Grading:
         wire = [a.wire() if isinstance(a, KernelArg) else a for a in args]
         returned = self.proc.launch(kernel, tuple(int(x) for x in grid), wire, constexprs)
         return check_buffers(tensors, returned)
+
+    def expect_on_device(self, value: Any, name: str = "output") -> Any:
+        """``expect_device(value, g.device)``: every tensor the submission returned is on this
+        grading's device (a CPU tensor in a CUDA grading is a wrong answer saying so)."""
+        return expect_device(value, self.device, name=name)
 
     def seed_torch(self, seed: int) -> None:
         """Seed torch's global generators in the child (``torch.manual_seed(seed)``, CPU and CUDA).

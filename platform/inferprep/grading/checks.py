@@ -68,7 +68,7 @@ def _expect_tensor(actual: Any, expected: torch.Tensor, name: str, rtol: float, 
     if actual.dtype != want_dtype:
         fail(f"{w}expected dtype {want_dtype}, got {actual.dtype}")
     if check_device and actual.device.type != expected.device.type:
-        fail(f"{w}expected a tensor on {expected.device.type}, got {actual.device.type}")
+        fail(wrong_device_message(name, expected.device.type, actual.device.type))
     a = actual.detach().to("cpu")
     e = expected.detach().to("cpu")
     if a.is_floating_point() or a.is_complex():
@@ -96,6 +96,36 @@ def _expect_tensor(actual: Any, expected: torch.Tensor, name: str, rtol: float, 
         bad = a != e
         if bad.any():
             fail(f"{w}{int(bad.sum())} of {a.numel()} values differ, first at index {_first(bad)}")
+
+
+def wrong_device_message(name: str, want: str, got: str) -> str:
+    """"output: a tensor on cpu, but this grading runs on cuda: ..." (device types)."""
+    return (f"{_where(name)}a tensor on {got}, but this grading runs on {want}: return it on the device of "
+            f"its inputs ({want}), without copying it to another device")
+
+
+def expect_device(actual: Any, device: torch.device | str, *, name: str = "output") -> Any:
+    """Every tensor in ``actual`` (a tensor, or tuples, lists and dict values of them, nested) is
+    on ``device``'s type (``cuda:0`` and ``cuda`` match). A CPU tensor returned in a CUDA grading
+    is a wrong answer that says so; values that are not tensors are not checked here. Returns
+    ``actual``."""
+    want = torch.device(device).type
+    for where, t in _tensors(actual, name):
+        if t.device.type != want:
+            fail(wrong_device_message(where, want, t.device.type))
+    return actual
+
+
+def _tensors(value: Any, name: str, depth: int = 0):
+    """(path, tensor) for each tensor in ``value``, depth-first, in order (at most 32 levels deep)."""
+    if isinstance(value, torch.Tensor):
+        yield name, value
+    elif depth < 32 and isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            yield from _tensors(v, f"{name}[{i}]", depth + 1)
+    elif depth < 32 and isinstance(value, dict):
+        for k, v in value.items():
+            yield from _tensors(v, f"{name}[{k!r}]", depth + 1)
 
 
 def _first(mask: torch.Tensor) -> tuple[int, ...]:

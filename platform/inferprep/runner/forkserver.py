@@ -133,14 +133,17 @@ def _spare(inherited: list[int]) -> tuple[int, socket.socket]:
     return pid, mine
 
 
-def serve(ctl_fd: int) -> None:
-    """The fork server's loop. Exits when the parent closes the control socket. Nothing a child
-    does can raise out of it: a failure to serve one request is logged and answered by closing
-    that request's report socket (the parent reads it as a platform failure and retries)."""
+def prepare_server() -> None:
+    """Everything the server does before its first fork: import torch, numpy, the harness (and
+    triton when installed), build the seccomp filter, freeze the heap. No CUDA API is called:
+    ``cuda.assert_fork_safe`` then verifies that nothing imported has opened CUDA (a child forked
+    from a process with CUDA state cannot use CUDA) and raises ``cuda.CudaForkHazard`` if it has;
+    the server then stops and the pool falls back to cold starts, saying why."""
     from . import harness  # noqa: F401  - the point of the server: torch, numpy, harness imported
-    from . import syscalls, triton_launch
+    from . import cuda, syscalls, triton_launch
 
     triton_launch.preload()
+    cuda.assert_fork_safe()
 
     syscalls.unavailable()  # import pyseccomp and build the filter once; each child only loads it
     if syscalls.unavailable() is None:
@@ -151,6 +154,13 @@ def serve(ctl_fd: int) -> None:
     # ~100 ms of page faults per child after import torch).
     gc.collect()
     gc.freeze()
+
+
+def serve(ctl_fd: int) -> None:
+    """The fork server's loop. Exits when the parent closes the control socket. Nothing a child
+    does can raise out of it: a failure to serve one request is logged and answered by closing
+    that request's report socket (the parent reads it as a platform failure and retries)."""
+    prepare_server()
     ctl = socket.socket(fileno=ctl_fd)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)

@@ -6,7 +6,9 @@ protocol of ``wire.Channel`` over the connected socket ``FD``:
 
 child -> parent  ``{"op": "hello", "seccomp", "scopes"}`` first, before the submission's code exists
                  here: until the parent has read it, any failure is the platform's, after it the
-                 submission's (so no exit code or output of a submission reads as internal error)
+                 submission's (so no exit code or output of a submission reads as internal error).
+                 A CUDA child (``INFERPREP_DEVICE=cuda``) reads the init below first, opens CUDA and
+                 caps its GPU memory (``cuda.setup_child``), then says hello with ``"gpu"`` (the cap it set)
 parent -> child  ``{"op": "init", "code", "entrypoints", "limits", "device", "hidden", "requires"}``
 child -> parent  ``{"op": "ready"}`` | ``{"op": "invalid", "message"}`` | ``{"op": "raised", ...}``
 parent -> child  ``{"op": "call", "fn", "args", "kwargs"}``
@@ -45,7 +47,7 @@ from pathlib import Path
 import numpy  # noqa: F401  (warm: the submission should not pay for the import)
 import torch
 
-from . import triton_launch
+from . import cuda, triton_launch
 from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
@@ -317,7 +319,8 @@ def _install_audit_hook(hidden: list[str], secret: list[str] = (), reveal: list[
 def _exc_message(e: BaseException) -> dict:
     kind = "error"
     text = f"{type(e).__name__}: {e}"
-    if isinstance(e, MemoryError) or "can't allocate memory" in str(e) or "bad_alloc" in str(e):
+    if (isinstance(e, MemoryError) or "can't allocate memory" in str(e) or "bad_alloc" in str(e)
+            or cuda.is_out_of_memory(e)):  # the GPU cap (``cuda.setup_child``) binds as a memory limit
         kind = "memory"
     elif isinstance(e, OSError) and e.errno == errno.EFBIG:
         kind = "output"
@@ -338,6 +341,21 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
     warm pool gave this process, reported in the hello."""
     torch.set_num_threads(1)
     client = Client(sock, "cpu")
+    init = gpu = None
+    if os.environ.get("INFERPREP_DEVICE") == "cuda":
+        # A CUDA child reads its init first (the parent sends it before waiting for the hello), so
+        # that it opens CUDA and caps the GPU memory before the seccomp filter and before its hello:
+        # CUDA's start-up is the platform's, and a failure in it is an internal error the judge
+        # retries, never the submission's. The submission's code is in the frame, not yet on disk.
+        try:
+            init = client.chan.recv(timeout=60)
+        except (WireError, OSError):
+            return 3
+        try:
+            gpu = cuda.setup_child(int(init["limits"]["memory_mib"]), torch)
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which stops the run
+            client.send({"op": "hello", "error": f"cannot set up CUDA: {type(e).__name__}: {e}"})
+            return 3
     filtered = False
     if os.environ.get("INFERPREP_SECCOMP") == "1":
         from . import syscalls
@@ -348,11 +366,15 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             return 3
         filtered = True
     _preload_public_modules()
-    client.send({"op": "hello", "seccomp": filtered, "scopes": list(scopes), "cpu": _cpu()})
-    try:
-        init = client.chan.recv(timeout=60)
-    except (WireError, OSError):
-        return 3
+    hello = {"op": "hello", "seccomp": filtered, "scopes": list(scopes), "cpu": _cpu()}
+    if gpu is not None:
+        hello["gpu"] = gpu.as_dict()
+    client.send(hello)
+    if init is None:
+        try:
+            init = client.chan.recv(timeout=60)
+        except (WireError, OSError):
+            return 3
     device = init.get("device", "cpu")
     workdir = Path(init.get("workdir") or os.getcwd())
     path = workdir / SUBMISSION_FILE

@@ -185,6 +185,9 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
             scopes = proc.hello.get("scopes") or []
             if scopes:
                 base["sandbox"] += f" (per submission: {', '.join(scopes)})"
+            if proc.gpu_cap is not None:
+                from .cuda import describe_cap
+                base["sandbox"] += f"; {describe_cap(proc.gpu_cap)}"
             g = Grading(proc, device=device, public=public, reference_path=exercise.reference_path,
                         progress=progress, fail_fast=fail_fast, salt=salt)
             try:

@@ -193,6 +193,8 @@ class SubmissionProcess:
         self.platform_failure: str | None = None
         """Why the platform (not the submission) ended this run; the judge retries such a run."""
         self.hello: dict = {}
+        self.gpu_cap = None
+        """A CUDA child's ``cuda.GpuCap`` (from its hello, sent before the submission's code ran)."""
         self.internal_error: Exception | None = None
         self.cpu_used = 0.0
         self.startup_cpu = 0.0
@@ -295,6 +297,11 @@ class SubmissionProcess:
             pool.failures = 0
         if sandbox.seccomp_flag() == "1" and msg.get("seccomp") is not True:
             raise self._platform("the child process did not load the seccomp filter")
+        if self.device == "cuda":
+            from . import cuda
+            self.gpu_cap = cuda.cap_from_hello(msg)
+            if self.gpu_cap is None:
+                raise self._platform("the child process did not cap its GPU memory")
 
     def _platform(self, message: str) -> RunFailed:
         self.platform_failure = message

@@ -455,6 +455,10 @@ def child_env(workdir: str, device: str) -> dict[str, str]:
                PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", INFERPREP_SECCOMP=seccomp_flag())
     if device != "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        from . import cuda
+        env.update(cuda.child_env())
+        env["INFERPREP_DEVICE"] = "cuda"  # the harness opens CUDA and caps it before its hello
     return env
 
 
