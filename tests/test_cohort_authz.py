@@ -129,6 +129,8 @@ ACCESS = {
     ("GET", "/api/exercises"): "signed", ("GET", "/api/exercises/{slug}"): "signed",
     ("PUT", "/api/exercises/{slug}/draft"): "signed", ("POST", "/api/exercises/{slug}/hints"): "signed",
     ("GET", "/api/exercises/{slug}/solution"): "owner",
+    ("GET", "/exercises/{slug}/followups"): "owner", ("POST", "/exercises/{slug}/followups/{question_id}"): "owner",
+    ("GET", "/api/exercises/{slug}/followups"): "owner", ("POST", "/api/exercises/{slug}/followups/{question_id}"): "owner",
     ("POST", "/api/exercises/{slug}/submissions"): "signed", ("GET", "/api/submissions"): "signed",
     ("GET", "/api/submissions/{sub_id}"): "owner", ("POST", "/api/submissions/{sub_id}/retry"): "owner",
     ("GET", "/api/progress"): "signed",
@@ -166,6 +168,8 @@ BODIES = {  # valid bodies, so an allowed call really succeeds
     "/teach/cohorts": {"data": {"name": "Made in the matrix"}},
     "/teach/cohorts/{cohort_id}/policy": {"data": {"unlock": "on_pass", "submissions_per_hour": "1000"}},
     "/teach/cohorts/{cohort_id}/assignments": {"data": {"exercise": SLUG}},
+    "/exercises/{slug}/followups/{question_id}": {"data": {"answer": "1"}},
+    "/api/exercises/{slug}/followups/{question_id}": {"json": {"answer": 1}},
 }
 
 
@@ -190,7 +194,7 @@ def fill(world: World, path: str) -> str:
             token_id = auth.create_api_token(s, world.users["alice"].id, "spare", secret=SECRET)[0].id
         world.spare_token_ids.add(token_id)
     return path.format(slug=SLUG, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
-                       user_id=world.users["alice"].id, token_id=token_id)
+                       user_id=world.users["alice"].id, token_id=token_id, question_id="vllm-order")
 
 
 def denied(r) -> bool:

@@ -354,3 +354,134 @@ def record_answer(s, user_id: int, slug: str, exercise_dir: Path, question_id: s
         return existing()
     s.refresh(row)
     return row
+
+
+# -- who may answer, in which context ---------------------------------------------------------------
+def active_session(s, user_id: int, slug: str):
+    """The user's active mock interview that contains ``slug`` (``interview.item_in_active_session``),
+    or None: practice mode. Without the interview module (a branch that lacks it) always None."""
+    try:
+        from . import interview
+    except ImportError:
+        return None
+    find = getattr(interview, "item_in_active_session", None)
+    if find is None:
+        return None
+    hit = find(s, user_id, slug)
+    return hit[0] if hit else None
+
+
+def passed_since(s, user_id: int, slug: str, since=None) -> bool:
+    """Whether the user has a passed hidden-case submission of ``slug`` (made at or after ``since``)."""
+    from sqlmodel import select
+
+    from .models import Submission, SubmissionKind
+    q = select(Submission.id).where(Submission.user_id == user_id, Submission.slug == slug,
+                                    Submission.kind == SubmissionKind.SUBMIT.value,
+                                    Submission.passed == True)  # noqa: E712
+    if since is not None:
+        q = q.where(Submission.created_at >= since)
+    return s.exec(q).first() is not None
+
+
+def open_context(s, user_id: int, slug: str) -> str:
+    """The context the user's answers to ``slug``'s follow-ups go to now: ``interview_context(id)``
+    within an active mock interview that contains ``slug``, else ``PRACTICE``. Raises
+    ``services.Locked`` (403) before the user's code passed the hidden cases (within the session,
+    a pass made during the session)."""
+    from .services import Locked
+    session = active_session(s, user_id, slug)
+    if session is not None:
+        if not passed_since(s, user_id, slug, session.started_at):
+            raise Locked("the follow-up questions open once your code passes the hidden cases in this mock interview")
+        return interview_context(session.id)
+    if not passed_since(s, user_id, slug):
+        raise Locked("the follow-up questions open once your code passes the hidden cases")
+    return PRACTICE
+
+
+def answer_row(s, user_id: int, slug: str, question_id: str, context: str):
+    """The user's (first) ``FollowupAnswer`` to ``question_id`` in ``context``, or None."""
+    from sqlmodel import select
+
+    from .interview_models import FollowupAnswer
+    return s.exec(select(FollowupAnswer).where(
+        FollowupAnswer.user_id == user_id, FollowupAnswer.slug == slug,
+        FollowupAnswer.question_id == question_id, FollowupAnswer.context == context)).first()
+
+
+# -- showing an order question, and reading typed answers -------------------------------------------
+def display_order(user_id: int, slug: str, q: Ordering) -> list[int]:
+    """The order ``q.items`` are shown in to this user: a permutation of item indices, fixed per
+    (user, exercise, question) so a reload shows the same list, and never the right answer."""
+    import random
+    shown = list(range(len(q.items)))
+    random.Random(f"{user_id}:{slug}:{q.id}").shuffle(shown)
+    if shown == q.answer:            # never show the solution as the starting order
+        shown = shown[1:] + shown[:1]
+    return shown
+
+
+def _indices(text: str, what: str) -> list[int]:
+    parts = [p for p in text.replace(" ", ",").split(",") if p.strip()]
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"give {what} as whole numbers separated by commas, e.g. \"2,0,1\"") from None
+
+
+def parse_text(q: Question, text: str, *, shown: list[int] | None = None, base: int = 0):
+    """A typed answer to ``q`` as ``is_correct`` takes it. ``text``: a choice's index (single), indices
+    separated by commas (multiple), a number (number; a trailing unit is allowed), or the shown
+    items' labels in the chosen order (order; ``shown`` is ``display_order``). Labels and indices
+    count from ``base`` (0 on the command line, 1 in the browser's text field). Raises ValueError
+    (a sentence) for text that is none of these."""
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("give an answer")
+    if isinstance(q, SingleChoice):
+        idx = _indices(text, "the choice")
+        if len(idx) != 1:
+            raise ValueError("pick exactly one choice")
+        return idx[0] - base
+    if isinstance(q, MultipleChoice):
+        return sorted({i - base for i in _indices(text, "the choices")})
+    if isinstance(q, NumberAnswer):
+        if text.endswith(q.unit):
+            text = text[: -len(q.unit)].strip()
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            raise ValueError(f"give a number (in {q.unit})") from None
+    if isinstance(q, Ordering):
+        labels = [i - base for i in _indices(text, "the order")]
+        n = len(q.items)
+        if sorted(labels) != list(range(n)):
+            raise ValueError(f"give each of the {n} labels ({base}..{n - 1 + base}) once, in your order")
+        shown = shown if shown is not None else list(range(n))
+        return [shown[i] for i in labels]
+    raise TypeError(f"unknown question type {type(q).__name__}")
+
+
+def describe_answer(q: Question, given) -> str:
+    """A recorded answer (``answer_json`` decoded) in words: the choices' texts, the number with its
+    unit, or the items in the given order."""
+    try:
+        if isinstance(q, SingleChoice):
+            return q.choices[given]
+        if isinstance(q, MultipleChoice):
+            return "; ".join(q.choices[i] for i in given) or "(none)"
+        if isinstance(q, NumberAnswer):
+            return f"{float(given):g} {q.unit}"
+        if isinstance(q, Ordering):
+            return " → ".join(q.items[i] for i in given)
+    except (IndexError, TypeError, ValueError):
+        pass
+    return json.dumps(given)
+
+
+def right_answer(q: Question) -> str:
+    """The right answer in words (shown with the explanation once the user answered)."""
+    if isinstance(q, NumberAnswer):
+        return f"{q.answer:g} {q.unit} (within {q.tolerance:.0%})"
+    return describe_answer(q, q.answer)

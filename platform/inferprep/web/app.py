@@ -25,12 +25,14 @@ from ..services import ServiceError
 from ..settings import Settings, get_settings
 from ..worker import GradeFn, ScratchFn, Worker, embedded_prefix, embedded_worker_alive
 from .api import exercises as api_exercises
+from .api import followups as api_followups
 from .api import progress as api_progress
 from .api import scratch as api_scratch
 from .api import submissions as api_submissions
 from .bodycap import BodyCheck
 from .inflight import InFlightLimit
 from .pages import dashboard, events, exercises, progress, submissions
+from .pages import followups as followups_pages
 from .templating import templates
 
 log = logging.getLogger("inferprep.web")
@@ -112,9 +114,11 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         return error_response(request, 422, "; ".join(e.get("msg", "") for e in exc.errors()))
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router):
+    for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router,
+              api_followups.router):
         app.include_router(r, prefix="/api")
-    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router):
+    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router,
+              followups_pages.router):
         app.include_router(r)
 
     @app.get("/docs", include_in_schema=False)
