@@ -396,6 +396,10 @@ from .cli_cohort import register as _register_hosting  # noqa: E402 - admin, coh
 
 _register_hosting(app)
 
+from .cli_followups import register as _register_followups  # noqa: E402 - followups (issue 18)
+
+_register_followups(app)
+
 
 @app.callback()
 def _at_exit() -> None:
