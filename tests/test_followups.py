@@ -302,3 +302,24 @@ def test_answers_in_an_active_interview_go_to_its_context(local_db, monkeypatch)
                  if x.answered]
         assert res.question_id == "residual" and res.correct
         assert not any(x.answered for x in followups.results(s, LOCAL_USER_ID, slug, ex.folder, followups.PRACTICE))
+
+
+def test_check_exercise_reports_a_broken_file_and_stops(tmp_path, monkeypatch):
+    """check-exercise itself: the broken file is one failed finding naming the question; nothing
+    raises, and no grading runs on an exercise that already failed a cheap check."""
+    import shutil
+
+    from runner_support import FIXTURE_CONTENT
+
+    from inferprep.check import check_exercise
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE_CONTENT, root)
+    (root / "exercises" / "add-vectors" / followups.FILE_NAME).write_text(
+        GOOD.replace('reference_expr = "kv_bytes_per_token(32, 8, 128, 2)"', 'reference_expr = "add(2, 3)"'))
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
+    followups._cache.clear()
+    rep = check_exercise("add-vectors")
+    bad = [f for f in rep.findings if not f.ok]
+    assert not rep.ok and [f.what for f in bad] == ["follow-up questions"]
+    assert "question 'two'" in bad[0].detail and "reference_expr 'add(2, 3)' computes 5" in bad[0].detail
+    assert not any(f.what.startswith("reference passes") for f in rep.findings)
