@@ -400,6 +400,15 @@ def open_context(s, user_id: int, slug: str) -> str:
     return PRACTICE
 
 
+def answer_rows(s, user_id: int, slug: str, context: str) -> dict:
+    """question id -> the user's (first) ``FollowupAnswer`` in ``context``: one query for a panel."""
+    from sqlmodel import select
+
+    from .interview_models import FollowupAnswer
+    return {a.question_id: a for a in s.exec(select(FollowupAnswer).where(
+        FollowupAnswer.user_id == user_id, FollowupAnswer.slug == slug, FollowupAnswer.context == context))}
+
+
 def answer_row(s, user_id: int, slug: str, question_id: str, context: str):
     """The user's (first) ``FollowupAnswer`` to ``question_id`` in ``context``, or None."""
     from sqlmodel import select

@@ -38,11 +38,12 @@ class QuestionView:
     fresh: bool = False        # answered by the request that renders it
 
 
-def question_view(s, user_id: int, slug: str, q, context: str) -> QuestionView:
+def question_view(s, user_id: int, slug: str, q, context: str, rows: dict | None = None) -> QuestionView:
+    """``rows``: ``followups.answer_rows`` when the caller read them all at once."""
     v = QuestionView(q=q, kind=q.type)
     if isinstance(q, followups.Ordering):
         v.shown = followups.display_order(user_id, slug, q)
-    row = followups.answer_row(s, user_id, slug, q.id, context)
+    row = rows.get(q.id) if rows is not None else followups.answer_row(s, user_id, slug, q.id, context)
     if row is not None:
         v.answered, v.correct = True, bool(row.correct)
         v.given_text = followups.describe_answer(q, json.loads(row.answer_json))
@@ -60,8 +61,9 @@ def panel_context(s, user_id: int, ex) -> dict:
         context = followups.open_context(s, user_id, ex.slug)
     except services.Locked:
         return {"fu": None}
+    rows = followups.answer_rows(s, user_id, ex.slug, context)
     return {"fu": {"slug": ex.slug, "context": context, "interview": context != followups.PRACTICE,
-                   "questions": [question_view(s, user_id, ex.slug, q, context) for q in qs]}}
+                   "questions": [question_view(s, user_id, ex.slug, q, context, rows) for q in qs]}}
 
 
 def _question(ex, question_id: str):
