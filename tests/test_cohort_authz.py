@@ -142,6 +142,8 @@ ACCESS = {
     ("GET", "/api/exercises"): "signed", ("GET", "/api/exercises/{slug}"): "signed",
     ("PUT", "/api/exercises/{slug}/draft"): "signed", ("POST", "/api/exercises/{slug}/hints"): "signed",
     ("GET", "/api/exercises/{slug}/solution"): "owner",
+    ("GET", "/exercises/{slug}/followups"): "owner", ("POST", "/exercises/{slug}/followups/{question_id}"): "owner",
+    ("GET", "/api/exercises/{slug}/followups"): "owner", ("POST", "/api/exercises/{slug}/followups/{question_id}"): "owner",
     ("POST", "/api/exercises/{slug}/submissions"): "signed", ("GET", "/api/submissions"): "signed",
     ("GET", "/api/submissions/{sub_id}"): "owner", ("POST", "/api/submissions/{sub_id}/retry"): "owner",
     ("GET", "/api/progress"): "signed",
@@ -196,6 +198,8 @@ BODIES = {  # valid bodies, so an allowed call really succeeds
         "opens_at": "2099-01-01T10:00", "closes_at": "2099-01-01T12:00"}},
     "/teach/cohorts/{cohort_id}/interviews/{ci_id}/options": {"data": {"leaderboard": "on", "review_after": "on"}},
     "/cohort/interviews/{ci_id}/leaderboard": {"data": {"opt": "in"}},
+    "/exercises/{slug}/followups/{question_id}": {"data": {"answer": "1"}},
+    "/api/exercises/{slug}/followups/{question_id}": {"json": {"answer": 1}},
 }
 
 
@@ -221,7 +225,7 @@ def fill(world: World, path: str) -> str:
         world.spare_token_ids.add(token_id)
     return path.format(slug=SLUG, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
                        ci_id=world.ci_id, user_id=world.users["alice"].id, token_id=token_id,
-                       session_id=world.interview_id)
+                       session_id=world.interview_id, question_id="vllm-order")
 
 
 def denied(r) -> bool:

@@ -222,8 +222,8 @@ def test_the_report_attempts_hints_followups_and_the_score(url, clock, monkeypat
         qs = [followups.SingleChoice(id=f"q{i}", type="single", prompt=f"Question number {i}?",
                                      explanation="Because it is so.", sources=["https://example.org"],
                                      choices=["yes", "no"], answer=0) for i in range(3)]
-        real_load = followups.load
-        monkeypatch.setattr(followups, "load", lambda d: qs if Path(d).name == c.slug else real_load(d))
+        # only c has follow-ups here (whatever the shipped exercises carry), so the score below is exact
+        monkeypatch.setattr(followups, "load", lambda d: qs if Path(d).name == c.slug else [])
         ctx = followups.interview_context(sess.id)
         ex_c = catalog.get(c.slug)
         followups.record_answer(s, LOCAL_USER_ID, c.slug, ex_c.folder, "q0", 0, context=ctx)

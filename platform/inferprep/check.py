@@ -1,7 +1,8 @@
 """``inferprep check-exercise``: an exercise is only shippable if its grader has teeth.
 
 Checks, in order: the metadata validates; every required file exists; the statement names every
-entrypoint; the stub defines every entrypoint; the reference passes the hidden cases and the
+entrypoint; the stub defines every entrypoint; a followups.toml, when present, validates
+(``followups.validate``); the reference passes the hidden cases and the
 public examples on CPU; the stub fails; every known-wrong variant in ``tests/wrong/<module>/``
 fails. (Otter Assign refuses an assignment whose solution fails; nbgrader requires an unanswered
 exercise to fail; we also require the wrong variants to fail.)
@@ -99,6 +100,8 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
         add(Finding("stub defines every entrypoint", not missing, f"missing: {', '.join(missing)}" if missing else ""))
     except SyntaxError as e:
         add(Finding("stub parses", False, str(e)))
+    for f in followup_findings(ex.folder, ex.reference_path):
+        add(f)
     if not report.ok:
         return report
 
@@ -133,6 +136,23 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
         m = mutate_exercise(ex, salt=salt, device=device, sandbox_mode=sandbox_mode)
         add(Finding("mutation score", m.ok, "; ".join([m.summary(), *m.errors])))
     return report
+
+
+def followup_findings(folder: Path, reference_path: Path) -> list[Finding]:
+    """The follow-up questions' finding (none when the exercise ships no followups.toml): the file
+    parses and validates (``followups.validate``), and every number question's answer is what its
+    ``reference_expr`` computes over the reference module."""
+    from . import followups
+    path = folder / followups.FILE_NAME
+    if not path.is_file():
+        return []
+    problems = followups.validate(folder, reference_path)
+    if problems:
+        return [Finding("follow-up questions", False, "; ".join(problems))]
+    qs = followups.parse(path)
+    n_numbers = sum(isinstance(q, followups.NumberAnswer) for q in qs)
+    return [Finding("follow-up questions", True, f"{len(qs)} questions, {n_numbers} number answer(s) "
+                    "computed by the reference")]
 
 
 def variant_target(source: str) -> str:

@@ -323,6 +323,10 @@ from .cli_interview import register as _register_interview  # noqa: E402 - inter
 
 _register_interview(app)
 
+from .cli_followups import register as _register_followups  # noqa: E402 - followups (issue 18)
+
+_register_followups(app)
+
 
 @app.callback()
 def _at_exit() -> None:

@@ -582,3 +582,20 @@ def opened_by_interview(s: Session, user_id: int, slug: str, now: datetime | Non
 def report_dict(rep: InterviewReport) -> dict:
     """The report as JSON-ready data (an API answer)."""
     return json.loads(rep.model_dump_json())
+
+
+def followup_context(s: Session, user_id: int, slug: str, now: datetime | None = None) -> str:
+    """The ``FollowupAnswer.context`` the user's answers to ``slug``'s follow-ups go to now:
+    ``followups.interview_context(id)`` within an active mock interview that drew ``slug``, else
+    ``followups.PRACTICE``. Raises ``services.Locked`` (403) before the user's code passed the hidden
+    cases (within a session: a pass made during the session)."""
+    hit = item_in_active_session(s, user_id, slug, now)
+    if hit is not None:
+        session = hit[0]
+        if not _followups.passed_since(s, user_id, slug, session.started_at):
+            raise services.Locked("the follow-up questions open once your code passes the hidden cases "
+                                  "in this mock interview")
+        return _followups.interview_context(session.id)
+    if not _followups.passed_since(s, user_id, slug):
+        raise services.Locked("the follow-up questions open once your code passes the hidden cases")
+    return _followups.PRACTICE

@@ -25,6 +25,7 @@ from ..services import ServiceError
 from ..settings import Settings, get_settings
 from ..worker import GradeFn, ScratchFn, Worker, embedded_prefix, embedded_worker_alive
 from .api import exercises as api_exercises
+from .api import followups as api_followups
 from .api import progress as api_progress
 from .api import scratch as api_scratch
 from .api import submissions as api_submissions
@@ -33,6 +34,7 @@ from .inflight import InFlightLimit
 from .pages import dashboard, events, exercises, progress, submissions
 from .responses import error_response, wants_json  # noqa: F401 - app's names too
 from .pages import interview as interview_pages
+from .pages import followups as followups_pages
 
 log = logging.getLogger("inferprep.web")
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -113,9 +115,11 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
         return error_response(request, 422, "; ".join(e.get("msg", "") for e in exc.errors()))
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router):
+    for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router,
+              api_followups.router):
         app.include_router(r, prefix="/api")
-    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router):
+    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router,
+              followups_pages.router):
         app.include_router(r)
     interview_pages.install(app)   # mock interviews (issue 18): routes and the countdown's template globals
 

@@ -9,7 +9,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from starlette.datastructures import URL
 
-from .. import __version__, catalog, paths
+from .. import __version__, catalog, followups, paths
 from ..verdict import STATUS_LABELS, Status
 from . import render
 
@@ -43,12 +43,21 @@ def url_for(context, name: str, /, **path_params) -> URL:
     return url
 
 
+def _has_followups(slug: str) -> bool:
+    """Whether exercise ``slug`` ships follow-up questions (a passed verdict links to them)."""
+    try:
+        return (catalog.get(slug).folder / followups.FILE_NAME).is_file()
+    except catalog.CatalogError:
+        return False
+
+
 @lru_cache(maxsize=1)
 def templates() -> Jinja2Templates:
     t = Jinja2Templates(directory=str(paths.templates_dir()))
     t.env.globals.update(vendor=VENDOR, version=__version__, tracks=list(catalog.Track),
                          collections=list(catalog.Collection), difficulties=list(catalog.Difficulty),
-                         kinds=list(catalog.Kind), url_for=url_for)
+                         kinds=list(catalog.Kind), url_for=url_for,
+                         has_followups=_has_followups)
     t.env.filters.update(markdown=render.markdown, statement=render.statement, without_title=render.without_title, python=render.python, status_label=_label)
     for name in t.env.list_templates(extensions=["html"]):   # compile now, not in a first request
         t.env.get_template(name)

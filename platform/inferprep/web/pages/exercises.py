@@ -10,6 +10,7 @@ from ... import interview, services, unlock
 from ..deps import Admission, Assignments, CurrentUser, ExerciseDep, SessionDep, SettingsDep
 from ..forms import FormDep
 from ..templating import templates
+from .followups import panel_context as followups_panel
 from .submissions import verdict_context, verdict_parts
 
 router = APIRouter(include_in_schema=False)
@@ -59,6 +60,7 @@ def exercise_page(request: Request, ex: ExerciseDep, s: SessionDep, user: Curren
         latest = next((h for h in ctx["history"] if h.kind == kind), None)
         ctx[f"{kind}_verdict"] = verdict_parts(s, latest) if latest is not None else None
     ctx.update(nav="exercises", max_code_bytes=settings.max_code_bytes)
+    ctx.update(followups_panel(s, user, ex))   # issue 18: the follow-up questions once solved
     return templates().TemplateResponse(request, "exercise.html", ctx)
 
 
