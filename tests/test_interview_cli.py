@@ -35,14 +35,26 @@ def local(tmp_path, monkeypatch):
 
 
 def calculate_seed() -> tuple[int, catalog.Exercise]:
-    """A seed whose 30-minute draw from the roofline track is a calculate exercise (fast to grade)."""
+    """A seed whose 30-minute draw from the roofline track is a calculate exercise (fast to grade)
+    with hints and follow-up questions."""
     pool = interview.candidates("track", "roofline")
     for seed in range(200):
         (slug, role), = interview.draw(pool, 30, seed, set())
         ex = catalog.get(slug)
-        if ex.meta.kind == catalog.Kind.CALCULATE and ex.meta.hints:
+        if ex.meta.kind == catalog.Kind.CALCULATE and ex.meta.hints and followups.load(ex.folder):
             return seed, ex
-    raise AssertionError("no seed draws a calculate exercise")
+    raise AssertionError("no seed draws a calculate exercise with hints and follow-ups")
+
+
+def a_right_answer(ex: catalog.Exercise) -> tuple[str, str]:
+    """(question id, the right answer as ``inferprep followups --answer`` takes it) of the first
+    single-choice or number question of ``ex``."""
+    for q in followups.load(ex.folder):
+        if isinstance(q, followups.SingleChoice):
+            return q.id, str(q.answer)
+        if isinstance(q, followups.NumberAnswer):
+            return q.id, repr(q.answer)
+    raise AssertionError(f"{ex.slug} has no single-choice or number follow-up")
 
 
 def test_a_whole_30_minute_interview_on_the_command_line(local, tmp_path):
@@ -75,6 +87,11 @@ def test_a_whole_30_minute_interview_on_the_command_line(local, tmp_path):
     r = run(app, ["grade", ex.slug, str(stub)])                       # a real grading of the reference
     assert r.exit_code == 0, r.output
 
+    local["t"] = T0 + timedelta(minutes=10)                           # the interviewer's follow-up
+    qid, right = a_right_answer(ex)
+    r = run(app, ["followups", ex.slug, "--answer", qid, right])
+    assert r.exit_code == 0 and "this mock interview" in r.output, r.output
+
     local["t"] = T0 + timedelta(minutes=12)
     r = run(app, ["interview", "status"])
     assert "18:00 left" in r.output and re.search(rf"{ex.slug}\W+calculate\W+yes\W+2\W+1\W", r.output), r.output
@@ -83,14 +100,15 @@ def test_a_whole_30_minute_interview_on_the_command_line(local, tmp_path):
     r = run(app, ["interview", "finish"])
     assert r.exit_code == 0, r.output
     assert "time ran out" in r.output and "8.0 min" in r.output
-    # the score the report prints: one hint, a pass, the follow-ups unanswered (if the exercise has any)
-    has_followups = bool(followups.load(ex.folder))
-    expected = 100 * (1 - interview.HINT_PENALTY) * (interview.PASS_BASE if has_followups else 1.0)
+    # the score the report prints: one hint, a pass, one of the follow-ups answered right
+    n = len(followups.load(ex.folder))
+    expected = 100 * (1 - interview.HINT_PENALTY) * (interview.PASS_BASE + (1 - interview.PASS_BASE) / n)
     assert f"score {expected:.1f} / 100" in r.output and interview.SCORE_RULE[:40] in r.output, r.output
     with db.session_scope(get_settings().db_url) as s:
         (sess,) = interview.history(s, LOCAL_USER_ID)
         rep = interview.report(s, sess)
         assert rep.items[0].attempts == 2 and rep.items[0].submits == 1 and rep.score == pytest.approx(expected)
+        assert [f.question_id for f in rep.items[0].followups if f.answered and f.correct] == [qid]
 
     r = run(app, ["interview", "history"])
     assert r.exit_code == 0, r.output

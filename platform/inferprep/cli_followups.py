@@ -110,6 +110,7 @@ def followups_command(slug: str = typer.Argument(..., help="the exercise"),
                 die(str(e))
             except services.ServiceError as e:
                 die(str(e))
+        console.print(f"answer recorded for {where}", style="dim", highlight=False)
         _print_result(q, row)
         raise typer.Exit(0 if row.correct else 1)
 
