@@ -192,3 +192,11 @@ def test_the_converter_keeps_a_large_change_whole_and_reproduces_a_small_one(tmp
     assert v.description() == "WRONG (input checks): subtracts.\n\nSecond line of the story."
     # the same program: the variant's syntax tree but for its docstring
     assert ast.dump(ast.parse(v.source())) == ast.dump(ast.Module(ast.parse(variant_text).body[1:], []))
+
+
+def test_no_whole_file_variant_is_a_small_change_of_its_reference():
+    """A new variant written as a whole copy of the reference is converted before it lands."""
+    conv = _converter()
+    small = [f"{p.parent.name}/{p.name}: {o.why}" for p in sorted((ROOT / "tests" / "wrong").glob("*/*.py"))
+             if (o := conv.convert(p, max_lines=conv.MAX_LINES, max_fraction=conv.MAX_FRACTION, write=False)).converted]
+    assert not small, "run scripts/wrong_to_patches.py on:\n" + "\n".join(small)
