@@ -7,13 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from runner_support import ROOT
 from inferprep import catalog
 from inferprep.grading import Grading, WrongAnswer, load_module
 from inferprep.grading import counterexample as ce
 from inferprep.runner import judge, sandbox
 from inferprep.runner.process import SubmissionProcess, SubmissionRaised
 from inferprep.verdict import INPUT_CHECKS, Status
+from inferprep.wrong_variants import source_of
 
 WRONG = {
     "sampling-order": "ignores_order",
@@ -48,7 +48,7 @@ def run_trial(ex, code: str, trial: ce.Trial, salt: int) -> str | None:
 @pytest.mark.parametrize("slug", sorted(WRONG))
 def test_wrong_variant_gets_a_counterexample_that_really_fails(slug):
     ex = catalog.get(slug)
-    wrong = (ROOT / "tests" / "wrong" / ex.module / f"{WRONG[slug]}.py").read_text()
+    wrong = source_of(ex.module, WRONG[slug])
     salt = 20240917
     v = judge.grade(ex, wrong, salt=salt)
     assert v.status in (Status.WRONG_ANSWER, Status.RUNTIME_ERROR), v.summary
@@ -88,7 +88,7 @@ def test_reference_fails_no_trial(slug):
 
 def test_withheld_counterexample_shows_nothing_but_that_it_exists():
     ex = catalog.get("sampling-order")
-    wrong = (ROOT / "tests" / "wrong" / "sampling_order" / "ignores_order.py").read_text()
+    wrong = source_of("sampling_order", "ignores_order")
     v = judge.grade(ex, wrong, salt=5, counterexample=False)
     assert v.status == Status.WRONG_ANSWER
     assert v.counterexample is not None and v.counterexample.withheld
@@ -101,7 +101,7 @@ def test_withheld_counterexample_shows_nothing_but_that_it_exists():
 def test_hidden_cases_record_no_detail():
     """Hidden cases never carry input, expected or got (only public examples and counterexamples)."""
     ex = catalog.get("sampling-order")
-    v = judge.grade(ex, (ROOT / "tests" / "wrong" / "sampling_order" / "ignores_order.py").read_text(), salt=3)
+    v = judge.grade(ex, source_of("sampling_order", "ignores_order"), salt=3)
     assert v.cases and all(c.detail is None for c in v.cases)
 
 

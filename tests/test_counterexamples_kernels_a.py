@@ -5,7 +5,6 @@ any kind of failed case."""
 
 import pytest
 
-from runner_support import ROOT
 from test_counterexamples import run_trial
 from inferprep import catalog
 from inferprep.grading import Grading, load_module
@@ -13,6 +12,7 @@ from inferprep.grading import counterexample as ce
 from inferprep.runner import judge, sandbox
 from inferprep.runner.process import SubmissionProcess
 from inferprep.verdict import INPUT_CHECKS, Status
+from inferprep.wrong_variants import source_of
 
 WRONG = {
     "batch-invariance": "round_half_away",
@@ -29,7 +29,7 @@ WRONG = {
 @pytest.mark.parametrize("slug", sorted(WRONG))
 def test_wrong_variant_gets_a_counterexample_that_really_fails(slug):
     ex = catalog.get(slug)
-    wrong = (ROOT / "tests" / "wrong" / ex.module / f"{WRONG[slug]}.py").read_text()
+    wrong = source_of(ex.module, WRONG[slug])
     salt = 20240917
     v = judge.grade(ex, wrong, salt=salt)
     assert v.status in (Status.WRONG_ANSWER, Status.RUNTIME_ERROR), v.summary

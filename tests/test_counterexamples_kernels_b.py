@@ -6,7 +6,6 @@ import importlib.util
 
 import pytest
 
-from runner_support import ROOT
 from test_counterexamples import _grader
 from inferprep import catalog
 from inferprep.grading import Grading, WrongAnswer
@@ -14,6 +13,7 @@ from inferprep.grading import counterexample as ce
 from inferprep.runner import judge, sandbox
 from inferprep.runner.process import SubmissionProcess, SubmissionRaised
 from inferprep.verdict import INPUT_CHECKS, Status
+from inferprep.wrong_variants import source_of
 
 WRONG = {
     "kv-quant-keys-values": "round_half_up",
@@ -56,7 +56,7 @@ def run_trial(ex, code: str, trial: ce.Trial, salt: int) -> str | None:
 @pytest.mark.parametrize("slug", SLUGS)
 def test_wrong_variant_gets_a_counterexample_that_really_fails(slug):
     ex = catalog.get(slug)
-    wrong = (ROOT / "tests" / "wrong" / ex.module / f"{WRONG[slug]}.py").read_text()
+    wrong = source_of(ex.module, WRONG[slug])
     salt = 20240917
     v = judge.grade(ex, wrong, salt=salt)
     assert v.status in (Status.WRONG_ANSWER, Status.RUNTIME_ERROR), v.summary

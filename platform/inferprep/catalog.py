@@ -4,7 +4,8 @@ This is the one place that knows the file contract of an exercise:
 
 - ``exercises/<slug>/exercise.toml``: metadata (``ExerciseMeta``)
 - ``exercises/<slug>/statement.md``, ``stub.py``, ``examples.py``, ``editorial.md``
-- ``reference/<module>.py``, ``graders/<module>.py``, ``tests/wrong/<module>/*.py``
+- ``reference/<module>.py``, ``graders/<module>.py``, ``tests/wrong/<module>/*.py`` and ``*.patch``
+  (known-wrong variants: whole files, or patches against the reference; ``inferprep.wrong_variants``)
 
 where ``module`` is the slug with ``-`` replaced by ``_``.
 
@@ -253,8 +254,10 @@ class Exercise:
 
     @property
     def wrong_paths(self) -> list[Path]:
+        """The known-wrong variants' files, ``*.py`` (whole) and ``*.patch`` (against the
+        reference), sorted by name; ``inferprep.wrong_variants`` turns one into source."""
         d = paths.wrong_dir() / self.module
-        return sorted(d.glob("*.py")) if d.is_dir() else []
+        return sorted(p for s in (".py", ".patch") for p in d.glob(f"*{s}")) if d.is_dir() else []
 
     @cached_property
     def statement(self) -> str:

@@ -4,7 +4,8 @@ Checks, in order: the metadata validates; every required file exists; the statem
 entrypoint; the stub defines every entrypoint; a followups.toml, when present, validates
 (``followups.validate``); the reference passes the hidden cases and the
 public examples on CPU; the stub fails; every known-wrong variant in ``tests/wrong/<module>/``
-fails. (Otter Assign refuses an assignment whose solution fails; nbgrader requires an unanswered
+fails (a whole ``.py`` file, or a ``.patch`` applied to the reference: ``inferprep.wrong_variants``;
+a patch that no longer applies is a failed check naming it). (Otter Assign refuses an assignment whose solution fails; nbgrader requires an unanswered
 exercise to fail; we also require the wrong variants to fail.)
 
 Every grading here runs under one fixed salt (``CHECK_SALT`` unless told otherwise), so a check
@@ -30,6 +31,7 @@ from .mutate import mutate_exercise
 from .runner import judge
 from .runner.recording import WireRecorder, first_difference
 from .verdict import CORE, INPUT_CHECKS, Verdict
+from .wrong_variants import WrongVariant, target_of
 
 CHECK_SALT = 0x5EED_CAFE_F00D
 """The salt every grading in a check runs under (``check-exercise --salt`` picks another)."""
@@ -120,13 +122,24 @@ def check_exercise(slug: str, *, device: str = "cpu", sandbox_mode: str | None =
     # The stub and the wrong variants only need to fail: stop at their first failing case.
     v = run(ex.stub_path, fail_fast=True)
     add(Finding("stub fails", not v.ok and v.status.value != "internal_error", _summary(v), v))
+    stems = [w.stem for w in ex.wrong_paths]
     for w in ex.wrong_paths:
+        variant = WrongVariant(w, ex.reference_path)
+        if stems.count(w.stem) > 1:
+            add(Finding(f"wrong variant {w.name} is kept once", False,
+                        f"{w.stem} is both a .py and a .patch; keep one"))
+            continue
         try:
-            target = variant_target(w.read_text(encoding="utf-8"))
+            code = variant.source()
+        except ValueError as e:
+            add(Finding(f"wrong variant {w.name} applies to the reference", False, str(e)))
+            continue
+        try:
+            target = variant.target()
         except ValueError as e:
             add(Finding(f"wrong variant {w.name} declares its target", False, str(e)))
             continue
-        v = run(w, fail_fast=target)
+        v = run(w, fail_fast=target, code=code)
         if target == CORE:
             ok = not v.ok and v.status.value != "internal_error"
         else:
@@ -165,7 +178,7 @@ def variant_target(source: str) -> str:
     if not doc:
         raise ValueError("a known-wrong variant needs a docstring naming its mistake (and '(input checks)' "
                          "on its first line if it targets only the input checks)")
-    return INPUT_CHECKS if "(input checks)" in doc.splitlines()[0].lower() else CORE
+    return target_of(doc.splitlines()[0])
 
 
 def _salt_finding(run, reference: Path, first: list) -> Finding:

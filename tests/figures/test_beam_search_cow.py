@@ -9,10 +9,11 @@ import pytest
 from inferprep import specs
 from inferprep.grading import load_module
 from inferprep.sim.paged_kv import BlockPool, ToyLM
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "beam_search_cow.py", "_fig_ref_beam_search_cow")
-reprefill = load_module(ROOT / "tests" / "wrong" / "beam_search_cow" / "reprefill_instead_of_sharing.py",
+reprefill = load_variant("beam_search_cow", "reprefill_instead_of_sharing",
                         "_fig_wrong_beam_search_cow_reprefill")
 
 PROMPT, BEAMS, BLOCK = 1000, 4, 16

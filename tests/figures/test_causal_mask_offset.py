@@ -7,11 +7,12 @@ import torch
 import torch.nn.functional as F
 
 from inferprep.grading import load_module
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "causal_mask_offset.py", "_fig_cmo_ref")
-top_left = load_module(ROOT / "tests/wrong/causal_mask_offset/top_left_tril.py", "_fig_cmo_topleft")
-finite = load_module(ROOT / "tests/wrong/causal_mask_offset/finite_mask_value.py", "_fig_cmo_finite")
+top_left = load_variant("causal_mask_offset", "top_left_tril", "_fig_cmo_topleft")
+finite = load_variant("causal_mask_offset", "finite_mask_value", "_fig_cmo_finite")
 
 
 def bits(m):

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from inferprep.grading import load_module
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "flash_attention_backward.py", "_fig_fa_bwd_ref")
-W = ROOT / "tests/wrong/flash_attention_backward"
 grader = load_module(ROOT / "graders" / "flash_attention_backward.py", "_fig_fa_bwd_grader")
 
 
@@ -54,7 +54,7 @@ def _case(dtype, n, d, seed):
 
 
 def test_unscaled_lse_gradients_blow_up():
-    bad = load_module(W / "unscaled_scores_in_lse.py", "_fig_fa_bwd_unscaled")
+    bad = load_variant("flash_attention_backward", "unscaled_scores_in_lse", "_fig_fa_bwd_unscaled")
     q, k, v, do = _case(torch.float32, 64, 16, 0)
     o, lse, grads = grader.truth(q, k, v, do, False, 0.25)
     dq, _, _ = bad.flash_attention_backward(q, k, v, o.float(), lse.float(), do, False, 16, 16)
@@ -63,7 +63,7 @@ def test_unscaled_lse_gradients_blow_up():
 
 
 def test_bf16_accumulation_loses_about_two_percent():
-    bad = load_module(W / "accumulate_in_input_dtype.py", "_fig_fa_bwd_acc")
+    bad = load_variant("flash_attention_backward", "accumulate_in_input_dtype", "_fig_fa_bwd_acc")
     q, k, v, do = _case(torch.bfloat16, 1024, 32, 1)
     o, lse, grads = grader.truth(q, k, v, do, False, 1 / math.sqrt(32))
     good = ref.flash_attention_backward(q, k, v, o.bfloat16(), lse.float(), do, False, 64, 64)
@@ -176,7 +176,7 @@ def test_p_and_ds_rounded_to_the_input_dtype_pass(tmp_path):
 
 
 def test_scale_zero_variant_fails_only_where_scale_is_zero():
-    bad = load_module(W / "scale_zero_as_none.py", "_fig_fa_bwd_scale0")
+    bad = load_variant("flash_attention_backward", "scale_zero_as_none", "_fig_fa_bwd_scale0")
     r = _grade_in_process(bad, ["scale-zero", "backward-explicit-scale-0.05"])
     assert not r["scale-zero"].passed and r["backward-explicit-scale-0.05"].passed
 

@@ -8,11 +8,12 @@ import pytest
 import torch
 
 from inferprep.grading import load_module
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "flash_attention_forward.py", "_fig_fa_fwd_ref")
-no_rescale = load_module(ROOT / "tests/wrong/flash_attention_forward/no_rescale.py", "_fig_fa_fwd_norescale")
-m_zero = load_module(ROOT / "tests/wrong/flash_attention_forward/m_init_zero.py", "_fig_fa_fwd_mzero")
+no_rescale = load_variant("flash_attention_forward", "no_rescale", "_fig_fa_fwd_norescale")
+m_zero = load_variant("flash_attention_forward", "m_init_zero", "_fig_fa_fwd_mzero")
 
 
 def _scores_1234(mod):
@@ -88,7 +89,7 @@ def test_formula_matches_closed_form_when_blocks_divide():
 
 # -- precision, scale = 0 and the forbidden kernels (issue 12) ---------------------------------------
 
-fp16_norm = load_module(ROOT / "tests/wrong/flash_attention_forward/normalise_in_fp16.py", "_fig_fa_fwd_fp16norm")
+fp16_norm = load_variant("flash_attention_forward", "normalise_in_fp16", "_fig_fa_fwd_fp16norm")
 
 
 def test_fp16_acc_passes_65504_while_the_output_is_16():

@@ -8,6 +8,7 @@ import pytest
 from inferprep.grading import load_module
 from inferprep.sim.kernel_clock import CpuTimer, SimulatedDevice, l2_flush
 from inferprep.specs import H100_SXM, H200_SXM, DType
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 R = load_module(ROOT / "reference" / "kernel_timing.py", "_fig_kernel_timing")
@@ -19,7 +20,7 @@ def run(mod, seed=11, warmup=3, reps=21):
 
 
 def wrong(name):
-    return load_module(ROOT / "tests" / "wrong" / "kernel_timing" / f"{name}.py", f"_fig_kt_{name}")
+    return load_variant("kernel_timing", name, f"_fig_kt_{name}")
 
 
 def us(x):

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from inferprep.grading import load_module
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "rope.py", "_fig_rope_ref")
-W = ROOT / "tests/wrong/rope"
-shared_arange = load_module(W / "shared_arange_positions.py", "_fig_rope_arange")
-sign_flipped = load_module(W / "rotation_sign_flipped.py", "_fig_rope_sign")
-interleaved_ignored = load_module(W / "interleaved_ignored.py", "_fig_rope_ignored")
+shared_arange = load_variant("rope", "shared_arange_positions", "_fig_rope_arange")
+sign_flipped = load_variant("rope", "rotation_sign_flipped", "_fig_rope_sign")
+interleaved_ignored = load_variant("rope", "interleaved_ignored", "_fig_rope_ignored")
 
 ONE = torch.ones(1, 1, dtype=torch.int64)
 
@@ -104,8 +104,7 @@ def test_sign_flip_keeps_relative_property_but_not_values():
 def test_hf_cos_to_input_dtype_example():
     """Statement and editorial: x = [1, 1] in bf16, d = 2, position 4. The float32 rotation is
     off by the output rounding only; bf16 coefficients (cos.to(x.dtype)) exceed the tolerance."""
-    from inferprep.grading import load_module as _load
-    hf = _load(ROOT / "tests/wrong/rope/cos_sin_rounded_to_input_dtype.py", "_fig_rope_hf_cos")
+    hf = load_variant("rope", "cos_sin_rounded_to_input_dtype", "_fig_rope_hf_cos")
     x = torch.tensor([1.0, 1.0], dtype=torch.bfloat16).view(1, 1, 1, 2)
     pos = torch.tensor([[4]])
     want = math.cos(4) - math.sin(4)

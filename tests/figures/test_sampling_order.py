@@ -9,10 +9,11 @@ import pytest
 import torch
 
 from inferprep.grading import Grading, load_module
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "sampling_order.py", "_fig_sampling_order")
-joint = load_module(ROOT / "tests" / "wrong" / "sampling_order" / "joint_filter_sglang_style.py",
+joint = load_variant("sampling_order", "joint_filter_sglang_style",
                     "_fig_sampling_order_joint")
 
 HF = ("temperature", "top_k", "top_p", "min_p")
@@ -241,9 +242,8 @@ def test_tiny_temperature():
 def test_float64_logit_decisions():
     """greedy-argmax-in-float64 and top-k-threshold-in-float64 (the statement's [2, 1 + 1e-12, 1, 0]):
     float64 tells the logits apart, float32 rounds them to a tie."""
-    wrong = ROOT / "tests" / "wrong" / "sampling_order"
-    topk32 = load_module(wrong / "top_k_threshold_in_float32.py", "_fig_so_topk32")
-    greedy32 = load_module(wrong / "greedy_argmax_in_float32.py", "_fig_so_greedy32")
+    topk32 = load_variant("sampling_order", "top_k_threshold_in_float32", "_fig_so_topk32")
+    greedy32 = load_variant("sampling_order", "greedy_argmax_in_float32", "_fig_so_greedy32")
     x = torch.tensor([[2.0, 1.0 + 1e-12, 1.0, 0.0]], dtype=torch.float64)
     assert support(probs(x, top_k=2)) == {0, 1}
     assert support(topk32.sampling_probs(x, 1.0, 2, 1.0)) == {0, 1, 2}
@@ -259,5 +259,5 @@ def test_top_p_one_before_a_huge_temperature():
     assert float(x.softmax(-1)[0, 0]) == 1.0
     p = probs(x, order=LLAMA_CPP, temperature=1e3)
     assert support(p) == {0, 1, 2, 3} and float(p[0, 1]) > 0.24
-    naive = load_module(ROOT / "tests" / "wrong" / "sampling_order" / "top_p_one_not_special.py", "_fig_so_p1")
+    naive = load_variant("sampling_order", "top_p_one_not_special", "_fig_so_p1")
     assert support(naive.sampling_probs(x, 1e3, 0, 1.0, order=LLAMA_CPP)) == {0}

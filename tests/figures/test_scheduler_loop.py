@@ -6,6 +6,7 @@ import pytest
 
 from inferprep.grading import load_module
 from inferprep.sim.engine import KVBlockPool, ToyModel
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 REF = load_module(ROOT / "reference" / "scheduler_loop.py", "_ref_scheduler_loop_figures")
@@ -164,7 +165,7 @@ def test_editorial_step_3_free_blocks():
 def test_editorial_step_3_fcfs_alone_admits_nobody():
     """Admitting in a step that preempted (the known-wrong variant) gives the same schedule here:
     B at the head does not fit, and FCFS stops there."""
-    wrong = load_module(ROOT / "tests" / "wrong" / "scheduler_loop" / "admit_after_preemption.py",
+    wrong = load_variant("scheduler_loop", "admit_after_preemption",
                         "_wrong_admit_after_preemption_figures")
     records, _ = run(EDITORIAL_CFG, EDITORIAL_REQS)
     pool = KVBlockPool(EDITORIAL_CFG["num_blocks"], EDITORIAL_CFG["block_size"])

@@ -11,11 +11,12 @@ import pytest
 import torch
 
 from inferprep.grading import load_module
+from inferprep.wrong_variants import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_module(ROOT / "reference" / "speculative_verifier.py", "_fig_spec_reference")
 grader = load_module(ROOT / "graders" / "speculative_verifier.py", "_fig_spec_grader")
-wrong_resample = load_module(ROOT / "tests" / "wrong" / "speculative_verifier" / "resample_from_p.py", "_fig_spec_wrong")
+wrong_resample = load_variant("speculative_verifier", "resample_from_p", "_fig_spec_wrong")
 
 P = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
 Q = torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from inferprep.wrong_variants import source_of
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = os.environ.get("INFERPREP_CHROMIUM", "/usr/bin/chromium")
@@ -35,7 +37,7 @@ if not Path(CHROMIUM).is_file() and not shutil.which("chromium"):
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 CORRECT = (ROOT / "reference" / "sampling_order.py").read_text(encoding="utf-8")
-WRONG = (ROOT / "tests" / "wrong" / "sampling_order" / "ignores_order.py").read_text(encoding="utf-8")
+WRONG = source_of("sampling_order", "ignores_order")
 
 
 def free_port() -> int:
