@@ -12,7 +12,7 @@ circle) and of lower layers, never of a higher one:
 
 1. base: what everything stands on. paths, settings, cohort_settings, verdict, specs, sim,
    errors (the ``ServiceError`` family), models, cohort_models, interview_models, migrations,
-   notify, catalog, runner, grading.
+   notify, catalog, wrong_variants, runner, grading.
 2. storage: db, queue.
 3. services: services, cohorts, release_policy, auth, progress, worker, check, mutate, and the
    interview modules (interview, cohort_interviews, followups), unlock (the editorial rules), grades_export.
@@ -42,7 +42,7 @@ LAYERS: dict[str, str] = {
     "inferprep": "base",   # the package's __init__: the version only
     **{f"inferprep.{m}": "base" for m in (
         "paths", "settings", "cohort_settings", "verdict", "specs", "errors", "models", "cohort_models",
-        "interview_models", "notify", "catalog")},
+        "interview_models", "notify", "catalog", "wrong_variants")},
     **{f"inferprep.{p}.": "base" for p in ("sim", "migrations", "runner", "grading")},
     **{f"inferprep.{p}": "base" for p in ("sim", "migrations", "runner", "grading")},
     "inferprep.db": "storage",
