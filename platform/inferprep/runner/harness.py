@@ -20,6 +20,11 @@ child -> parent  ``{"op": "pcall", "id", "proxy", "method", "args", "kwargs"}`` 
 parent -> child  ``{"op": "preturn", "id", "value"}`` | ``{"op": "preturn", "id", "error", "type"}``
 parent -> child  ``{"op": "scratch", "code"}``: run the user's snippet (a scratch run) with the loaded
                  submission bound to ``solution``; answered like a call that returns None
+parent -> child  ``{"op": "timed", "inner": <a call, a launch or {"op": "echo", "args"}>}``: the perf
+                 stage's request: flush the L2 cache and synchronise the device, run ``inner``,
+                 synchronise again (all streams); answered like ``inner``. ``echo`` returns the
+                 tensors of ``args`` (a launch's buffers) untouched: the transfer, flush and sync
+                 alone, which the parent subtracts (``runner.perf``)
 parent -> child  ``{"op": "exit"}``
 
 Nothing here is trusted by the parent: the submission can monkeypatch this module. The parent
@@ -177,6 +182,57 @@ class Client:
         if "error" in msg:
             raise _EXC_TYPES.get(msg.get("type"), ProxyError)(msg["error"])
         return msg.get("value")
+
+
+_CUDA_SYNC = torch.cuda.synchronize
+"""Captured when the harness loads, before the submission exists: a submission that replaces
+``torch.cuda.synchronize`` does not change what ``_timed`` calls (a guard, not a boundary: the parent
+times the whole round trip, outputs included, so skipped work shows as a wrong output)."""
+_ZERO = torch.Tensor.zero_
+_flush_buffer: torch.Tensor | None = None
+
+
+def _l2_flush(device: str) -> None:
+    """On CUDA, overwrite a buffer of twice the device's L2 cache (``L2_cache_size``), so that no
+    timed call finds its inputs in L2 from the previous one. On CPU nothing: a core's caches are
+    private and a shared L3 of tens of MB would cost milliseconds a call to evict; CPU figures are
+    warm-cache figures (docs/security.md)."""
+    global _flush_buffer
+    if not device.startswith("cuda"):
+        return
+    if _flush_buffer is None:
+        size = 2 * int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size or (64 << 20))
+        _flush_buffer = torch.empty(size, dtype=torch.uint8, device=device)
+    _ZERO(_flush_buffer)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        _CUDA_SYNC()  # the whole device: every stream, a side stream included
+
+
+def _timed(module, msg: dict, device: str):
+    """Run the perf stage's ``inner`` request between an L2 flush and device synchronisations."""
+    inner = msg.get("inner")
+    if not isinstance(inner, dict):
+        raise TypeError("timed needs an inner request")
+    op = inner.get("op")
+    _l2_flush(device)
+    _sync(device)
+    if op == "echo":
+        value = [a["buffer"] if isinstance(a, dict) and "buffer" in a else a for a in inner.get("args", ())
+                 if isinstance(a, torch.Tensor) or (isinstance(a, dict) and "buffer" in a)]
+    elif op == "launch":
+        value = triton_launch.launch(module, inner)
+    elif op == "call":
+        fn = getattr(module, str(inner.get("fn")), None)
+        if not callable(fn):
+            raise TypeError(f"{inner.get('fn')!r} is not defined in the submission")
+        value = fn(*inner.get("args", ()), **inner.get("kwargs", {}))
+    else:
+        raise TypeError(f"timed cannot run {str(op)[:40]!r}")
+    _sync(device)
+    return value
 
 
 NOFILE = 1024
@@ -409,11 +465,13 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             else:
                 client.send({"op": "result", "value": None, "cpu": _cpu()})
             continue
-        if op not in ("call", "launch"):
+        if op not in ("call", "launch", "timed"):
             continue
         fn = getattr(module, str(msg.get("fn")), None)
         try:
-            if op == "launch":
+            if op == "timed":
+                value = _timed(module, msg, device)
+            elif op == "launch":
                 value = triton_launch.launch(module, msg)
             elif not callable(fn):
                 raise TypeError(f"{msg.get('fn')!r} is not defined in the submission")

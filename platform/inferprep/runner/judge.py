@@ -64,7 +64,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
           launcher=None, fail_fast: bool | str = False, salt: int | None = None,
           recorder: WireRecorder | None = None, cancel: threading.Event | None = None,
-          counterexample: bool = True) -> Verdict:
+          counterexample: bool = True, perf: bool | None = None, perf_clock: Callable[[str], float] | None = None,
+          perf_rule=None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -83,6 +84,11 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     and attached as ``verdict.counterexample``; ``counterexample=False`` withholds its content (a
     mock interview: the verdict then says only that one was found; grading again with the same salt
     and ``counterexample=True`` shows it).
+
+    ``perf``: run the performance stage (``runner.perf``) after the core passed, for an exercise
+    with ``perf = true``; None (the default) runs it on CUDA only (on CPU it costs seconds and its
+    figures are noisy). ``perf_clock`` and ``perf_rule`` replace the stage's clock and stopping rule
+    (tests). Its result is ``verdict.perf``; it never changes the verdict's status.
 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
@@ -117,6 +123,13 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
                     attempt + 1, PLATFORM_RETRIES + 1)
     verdict.platform_retries = attempt
+    wanted = (device == "cuda") if perf is None else perf
+    if (wanted and exercise.meta.perf and not public and not fail_fast and verdict.status == Status.PASSED
+            and not (cancel is not None and cancel.is_set())):
+        from . import perf as perf_stage
+        verdict.perf = perf_stage.run_stage(exercise, code, device=device, salt=salt, sandbox_mode=sandbox_mode,
+                                            launcher=launcher, clock=perf_clock,
+                                            rule=perf_rule or perf_stage.DEFAULT_RULE)
     return verdict
 
 

@@ -493,6 +493,12 @@ class SubmissionProcess:
     def call(self, fn: str, *args, **kwargs) -> Any:
         return self._value(self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs}))
 
+    def timed(self, inner: dict) -> Any:
+        """The perf stage's request: ``inner`` (a call, a launch or an echo message) run by the
+        child's harness between an L2 flush and device synchronisations. Returns its value; raises
+        like ``call``. The caller times the round trip with its own clock (``runner.perf``)."""
+        return self._value(self._request({"op": "timed", "inner": inner}))
+
     def run_scratch(self, snippet: str) -> float:
         """Run a scratch snippet in the child with the submission bound to ``solution`` (the
         harness's ``scratch`` op). Returns the child's CPU seconds so far as it reports them (a
