@@ -1,0 +1,130 @@
+"""The perf stage end to end (runner.perf) on the add-vectors fixture, with the parent's clock replaced
+by a fake one that advances by scripted amounts: no figure here depends on how fast anything ran.
+
+``tests/perf_cases/<case>/`` holds the known exploits, each a correct solution (the hidden cases
+pass) plus the exploit, and ``expected.toml``:
+
+- ``perf_status``: the allowed ``verdict.perf.status`` values;
+- ``message_contains``: text of ``verdict.perf.message``;
+- ``parent_figures``: the figures are exactly what the parent's fake clock scripted (the submission's
+  own timers and prints change nothing);
+- ``device``: ``cuda`` for a case that only means something there (skipped without a GPU).
+"""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+
+from runner_support import ROOT, sandbox_modes
+from inferprep import catalog
+from inferprep.grading import perf_stats
+from inferprep.runner import judge
+from inferprep.runner import perf as perf_stage
+from inferprep.runner.process import drain_cleanups
+from inferprep.verdict import Status
+
+CASES_DIR = ROOT / "tests" / "perf_cases"
+CASES = sorted(p.name for p in CASES_DIR.iterdir() if p.is_dir())
+
+STEPS = {"submission": 3e-3, "reference": 2e-3, "echo": 1e-3, "stage": 0.01}
+"""Seconds the fake clock advances at each read, by what is being timed: every timed round trip of
+the submission reads 3 ms, of the reference 2 ms, of the echo 1 ms."""
+
+RULE = perf_stats.StoppingRule(min_n=5, max_n=50, cap_s=5.0)
+
+
+class FakeClock:
+    def __init__(self, steps: dict[str, float]):
+        self.steps, self.now = steps, 0.0
+        self.reads: dict[str, int] = {}
+
+    def __call__(self, what: str) -> float:
+        self.now += self.steps[what]
+        self.reads[what] = self.reads.get(what, 0) + 1
+        return self.now
+
+
+def grade_with_perf(code: str, clock: FakeClock, device: str = "cpu"):
+    ex = catalog.get("add-vectors")
+    v = judge.grade(ex, code, device=device, sandbox_mode=sandbox_modes()[0], perf=True, perf_clock=clock,
+                    perf_rule=RULE)
+    drain_cleanups()
+    return v
+
+
+def _case_params():
+    out = []
+    for name in CASES:
+        exp = tomllib.loads((CASES_DIR / name / "expected.toml").read_text())
+        marks = []
+        if exp.get("device") == "cuda" and not torch.cuda.is_available():
+            marks = [pytest.mark.skip(reason="a CUDA-only exploit (side streams): no CUDA device here; "
+                                      "scripts/gpu_check.sh runs it on a GPU machine")]
+        out.append(pytest.param(name, exp, id=name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("name, exp", _case_params())
+def test_perf_case(name, exp, fixture_content):
+    clock = FakeClock(STEPS)
+    v = grade_with_perf((CASES_DIR / name / "submission.py").read_text(), clock, exp.get("device", "cpu"))
+    assert v.status == Status.PASSED, f"{name}: the hidden cases must pass first: {v.message} {v.cases}"
+    assert v.perf is not None
+    assert v.perf.status in exp["perf_status"], f"{name}: {v.perf}"
+    if "message_contains" in exp:
+        assert exp["message_contains"] in v.perf.message, v.perf.message
+    if v.perf.status == "failed":
+        assert v.perf.ratio is None and not v.perf.rankable
+    if exp.get("parent_figures"):
+        # 3 ms a round trip, 2 ms for the reference, 1 ms of echo: (3 - 1) / (2 - 1)
+        assert v.perf.median_s == pytest.approx(3e-3)
+        assert v.perf.reference_median_s == pytest.approx(2e-3)
+        assert v.perf.overhead_s == pytest.approx(1e-3)
+        assert v.perf.ratio == pytest.approx(2.0)
+        assert v.perf.n == RULE.min_n and v.perf.converged and v.perf.rankable
+        assert v.perf.spread_s == pytest.approx(0.0, abs=1e-12)
+        assert v.perf.device_kind == "cpu" and v.perf.roofline_ratio is None
+        # two reads per timed round trip: warm-up and timed repetitions, each side once each
+        assert clock.reads["submission"] == 2 * (perf_stage.WARMUP + RULE.min_n)
+
+
+def test_perf_is_off_on_cpu_unless_asked(fixture_content):
+    ex = catalog.get("add-vectors")
+    v = judge.grade(ex, "def add(x, y):\n    return x + y\n", sandbox_mode=sandbox_modes()[0])
+    drain_cleanups()
+    assert v.status == Status.PASSED and v.perf is None
+
+
+def test_perf_needs_the_core_to_pass(fixture_content):
+    v = grade_with_perf("def add(x, y):\n    return x - y\n", FakeClock(STEPS))
+    assert v.status == Status.WRONG_ANSWER and v.perf is None
+
+
+def test_a_submission_that_raises_at_the_benchmark_size_fails_the_stage(fixture_content):
+    code = "def add(x, y):\n    if x.numel() >= 1 << 16:\n        raise RuntimeError('too big')\n    return x + y\n"
+    v = grade_with_perf(code, FakeClock(STEPS))
+    assert v.status == Status.PASSED
+    assert v.perf.status == "failed" and "raised at the benchmark size" in v.perf.message
+
+
+def test_a_time_under_the_roofline_floor_is_flagged(fixture_content, monkeypatch):
+    """A GPU the specs know: 65536 float32 adds move 786432 bytes, 0.16 us at the H200's 4.8 TB/s.
+    A scripted net time of 0.1 us is under it: flagged, not ranked. (The device kind is what the
+    parent reports; the child still runs on CPU.)"""
+    monkeypatch.setattr(perf_stage, "device_kind", lambda device: "NVIDIA H200")
+    clock = FakeClock({"submission": 1.1e-6, "reference": 5e-6, "echo": 1e-6, "stage": 0.01})
+    v = grade_with_perf("def add(x, y):\n    return x + y\n", clock)
+    floor = 3 * 4 * (1 << 16) / perf_stats.gpu_spec("NVIDIA H200").hbm_bytes_per_s
+    assert v.perf.floor_s == pytest.approx(floor)
+    assert v.perf.status == "flagged" and v.perf.flagged and not v.perf.rankable
+    assert v.perf.roofline_ratio == pytest.approx(0.1e-6 / floor)
+    assert "faster than the hardware allows" in v.perf.reason
+
+
+def test_too_short_to_time_has_no_ratio(fixture_content):
+    v = grade_with_perf("def add(x, y):\n    return x + y\n",
+                        FakeClock({"submission": 1e-3, "reference": 1e-3, "echo": 1e-3, "stage": 0.01}))
+    assert v.perf.status == "measured" and v.perf.ratio is None and not v.perf.rankable
+    assert "too short to time" in v.perf.message
