@@ -128,3 +128,25 @@ def test_too_short_to_time_has_no_ratio(fixture_content):
                         FakeClock({"submission": 1e-3, "reference": 1e-3, "echo": 1e-3, "stage": 0.01}))
     assert v.perf.status == "measured" and v.perf.ratio is None and not v.perf.rankable
     assert "too short to time" in v.perf.message
+
+
+PERF_EXERCISES = ["triton-softmax", "triton-flash-attention", "triton-paged-decode", "triton-moe-gemm", "rope",
+                  "flash-attention-forward"]
+
+
+def test_the_opted_in_exercises_are_these():
+    assert sorted(ex.slug for ex in catalog.all_exercises() if ex.meta.perf) == sorted(PERF_EXERCISES)
+
+
+@pytest.mark.parametrize("slug", PERF_EXERCISES)
+def test_reference_passes_its_own_perf_stage(slug):
+    """Each opted-in exercise's perf_case verifies the reference's outputs at the benchmark size (the
+    reference stands in for the submission; two repetitions on the fake clock, no warm-up)."""
+    ex = catalog.get(slug)
+    if ex.unavailable:
+        pytest.skip(f"{slug}: {ex.unavailable}")
+    r = perf_stage.run_stage(ex, ex.reference_path.read_text(), device="cpu", salt=7, sandbox_mode=sandbox_modes()[0],
+                             clock=FakeClock(STEPS), rule=perf_stats.StoppingRule(min_n=2, max_n=2), warmup=0)
+    drain_cleanups()
+    assert r.status == "measured", r.message
+    assert r.n == 2 and r.ratio == pytest.approx(2.0)

@@ -25,7 +25,7 @@ from typing import Sequence
 from .. import specs
 
 __all__ = ["median", "quantile", "iqr", "mad", "rse_of_median", "StoppingRule", "Summary", "summarize",
-           "roofline_floor_s", "gpu_spec", "PerfWork", "MAD_TO_SIGMA", "MEDIAN_SE_FACTOR"]
+           "roofline_floor_s", "gpu_spec", "PerfWork", "perf_seed", "MAD_TO_SIGMA", "MEDIAN_SE_FACTOR"]
 
 MAD_TO_SIGMA = 1.482602218505602
 """sigma of a normal sample per unit of its MAD: 1 / Phi^-1(3/4) (Phi^-1(3/4) = 0.6744897501960817)."""
@@ -146,6 +146,14 @@ class PerfWork:
 
     bytes_moved: float = 0.0
     flops: float = 0.0
+
+
+def perf_seed(rng) -> int:
+    """A 62-bit int seed drawn from ``rng`` (the ``torch.Generator`` a grader's ``perf_case`` gets),
+    for input helpers that take a seed (``g.rng(seed)``)."""
+    import torch
+
+    return int(torch.randint(0, 1 << 62, (1,), generator=rng))
 
 
 def roofline_floor_s(bytes_moved: float, flops: float, gpu: specs.GPU | None) -> float | None:

@@ -107,11 +107,32 @@ class PerfSide:
                                 "args": wire, "constexprs": dict(constexprs)})
         return check_buffers(tensors, returned)
 
+    def grading(self, g: Grading) -> "_SideGrading":
+        """``g`` with its calls sent to this side: ``call`` untimed, ``launch`` timed (once). Lets a
+        grader reuse its case runner (``run(g, ...)``) for the benchmark."""
+        return _SideGrading(g, self)
+
     def echo(self, inner: dict) -> float:
         """Round-trip seconds of ``inner``'s arguments through a timed request with no work."""
         t0 = self.clock("echo")
         self.proc.timed({"op": "echo", "args": list(inner.get("args", ()))})
         return self.clock("echo") - t0
+
+
+class _SideGrading:
+    """A ``Grading`` whose ``call`` and ``launch`` go to a ``PerfSide`` (everything else is ``g``'s)."""
+
+    def __init__(self, g: Grading, side: PerfSide):
+        self._g, self._side = g, side
+
+    def __getattr__(self, name: str):
+        return getattr(self._g, name)
+
+    def call(self, fn: str, *args, **kwargs):
+        return self._side.call(fn, *args, **kwargs)
+
+    def launch(self, kernel: str, grid, *args, **constexprs):
+        return self._side.timed_launch(kernel, grid, *args, **constexprs)
 
 
 def wall_clock(what: str) -> float:
