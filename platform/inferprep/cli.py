@@ -198,6 +198,8 @@ def print_verdict(v: Verdict) -> None:
                   f"{' (public examples)' if v.public else ''}  ·  {v.seconds:.2f} s on {v.device}")
     if v.message:
         console.print(v.message, markup=False, highlight=False)
+    if v.perf is not None:
+        console.print(v.perf.line, markup=False, highlight=False)
     if not v.sandbox.startswith("bubblewrap"):
         console.print(f"[yellow]sandbox: {v.sandbox}[/]")
 
@@ -222,7 +224,10 @@ def grade(slug: str, file: Path,
           public: bool = typer.Option(False, "--public", help="grade the public examples only"),
           as_json: bool = typer.Option(False, "--json", help="print the verdict as JSON"),
           sandbox: Optional[str] = typer.Option(None, help="auto, bwrap or none (default: auto)"),
-          no_record: bool = typer.Option(False, "--no-record", help="do not record this grading in the local database")) -> None:
+          no_record: bool = typer.Option(False, "--no-record", help="do not record this grading in the local database"),
+          perf: Optional[bool] = typer.Option(None, "--perf/--no-perf", help=(
+              "time a passing submission against the reference (exercises with a perf stage; "
+              "default: on for cuda, off for cpu)"))) -> None:
     """Grade FILE against SLUG's hidden cases (or --public examples). Exit code 0 only on a pass."""
     from .runner import judge
     ex = _exercise(slug)
@@ -241,7 +246,7 @@ def grade(slug: str, file: Path,
 
     if not as_json:
         err.print(f"grading [bold]{file}[/] against {slug} ({'public examples' if public else 'hidden cases'}, {dev})")
-    v = judge.grade(ex, code, device=dev, public=public, sandbox_mode=sandbox, progress=progress)
+    v = judge.grade(ex, code, device=dev, public=public, sandbox_mode=sandbox, progress=progress, perf=perf)
     if not no_record:
         try:
             from .progress import record_cli_grade

@@ -30,7 +30,7 @@ from .api import scratch as api_scratch
 from .api import submissions as api_submissions
 from .bodycap import BodyCheck
 from .inflight import InFlightLimit
-from .pages import dashboard, events, exercises, progress, submissions
+from .pages import dashboard, events, exercises, leaderboard, progress, submissions
 from .templating import templates
 
 log = logging.getLogger("inferprep.web")
@@ -114,7 +114,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for r in (api_exercises.router, api_submissions.router, api_progress.router, api_scratch.router):
         app.include_router(r, prefix="/api")
-    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router):
+    for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router, leaderboard.router):
         app.include_router(r)
 
     @app.get("/docs", include_in_schema=False)
