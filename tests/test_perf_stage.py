@@ -150,3 +150,58 @@ def test_reference_passes_its_own_perf_stage(slug):
     drain_cleanups()
     assert r.status == "measured", r.message
     assert r.n == 2 and r.ratio == pytest.approx(2.0)
+
+
+def test_cancel_stops_the_stage(fixture_content):
+    """The grading's cancel event, set as the first timed call goes out (the child then sleeps inside
+    it), kills the children: the stage ends as cancelled, not as a failure of the submission."""
+    import threading
+
+    cancel = threading.Event()
+
+    class CancellingClock(FakeClock):
+        def __call__(self, what):
+            if what == "submission":
+                cancel.set()
+            return super().__call__(what)
+
+    code = "import time\n\ndef add(x, y):\n    if x.numel() >= 1 << 16:\n        time.sleep(10_000)\n    return x + y\n"
+    r = perf_stage.run_stage(catalog.get("add-vectors"), code, device="cpu", salt=3, sandbox_mode=sandbox_modes()[0],
+                             clock=CancellingClock(STEPS), rule=RULE, cancel=cancel)
+    drain_cleanups()
+    assert r.status == "error" and r.message == "the grading was cancelled"
+
+
+class _Module:
+    @staticmethod
+    def add(x, y):
+        return x + y
+
+
+def test_harness_timed_request_on_cpu():
+    """The child's side: ``timed`` runs a call, or echoes the tensors it was sent, between the flush
+    and the syncs (no-ops on CPU)."""
+    from inferprep.runner import harness
+
+    x, y = torch.ones(3), torch.full((3,), 2.0)
+    out = harness._timed(_Module, {"inner": {"op": "call", "fn": "add", "args": (x, y), "kwargs": {}}}, "cpu")
+    assert torch.equal(out, torch.full((3,), 3.0))
+    echoed = harness._timed(_Module, {"inner": {"op": "echo", "args": [x, 5, {"buffer": y, "offset": 0}]}}, "cpu")
+    assert len(echoed) == 2 and echoed[0] is x and echoed[1] is y
+    with pytest.raises(TypeError, match="cannot run"):
+        harness._timed(_Module, {"inner": {"op": "exit"}}, "cpu")
+    harness._l2_flush("cpu")
+    assert harness._flush_buffer is None          # nothing allocated on CPU
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the L2 flush and device sync are CUDA-only; no CUDA "
+                    "device here (scripts/gpu_check.sh runs this on a GPU machine)")
+def test_harness_flushes_l2_on_cuda():
+    from inferprep.runner import harness
+
+    harness._l2_flush("cuda")
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    assert harness._flush_buffer.numel() == 2 * l2 and int(harness._flush_buffer.max()) == 0
+    x = torch.ones(1 << 20, device="cuda")
+    out = harness._timed(_Module, {"inner": {"op": "call", "fn": "add", "args": (x, x), "kwargs": {}}}, "cuda")
+    assert out.device.type == "cuda" and float(out[0]) == 2.0

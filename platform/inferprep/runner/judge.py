@@ -129,7 +129,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         from . import perf as perf_stage
         verdict.perf = perf_stage.run_stage(exercise, code, device=device, salt=salt, sandbox_mode=sandbox_mode,
                                             launcher=launcher, clock=perf_clock,
-                                            rule=perf_rule or perf_stage.DEFAULT_RULE)
+                                            rule=perf_rule or perf_stage.DEFAULT_RULE, cancel=cancel)
     return verdict
 
 

@@ -40,6 +40,7 @@ and checks the output with the ``expect_*`` functions (``WrongAnswer`` fails the
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from typing import Any, Callable
@@ -177,10 +178,11 @@ def _run_side(perf_case, g: Grading, side: PerfSide, seed: int, rep: int, refere
 
 def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_mode: str | None = None,
               launcher=None, clock: Callable[[str], float] | None = None,
-              rule: perf_stats.StoppingRule = DEFAULT_RULE, warmup: int = WARMUP) -> PerfResult:
+              rule: perf_stats.StoppingRule = DEFAULT_RULE, warmup: int = WARMUP,
+              cancel: threading.Event | None = None) -> PerfResult:
     """Time ``code`` against the exercise's reference (see the module's docstring). Never raises for
     anything the submission does: a wrong output or a crash is ``status="failed"``, the platform's
-    own failure ``status="error"``."""
+    own failure ``status="error"``. ``cancel``, once set, kills the children (``status="error"``)."""
     clock = clock or wall_clock
     kind = device_kind(device)
     base = dict(device_kind=kind)
@@ -198,7 +200,7 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
     def start(source: str, forbidden: list[str]) -> SubmissionProcess:
         proc = SubmissionProcess(source, meta.entrypoints, time_s=PERF_TIME_S, memory_mib=meta.limits.memory_mib,
                                  device=device, mode=sandbox_mode, launcher=launcher, forbidden=forbidden,
-                                 requires=meta.requires)
+                                 requires=meta.requires, cancel=cancel)
         procs.append(proc)
         return proc
 
@@ -217,6 +219,8 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
         ref, sub = PerfSide(ref_proc, clock, "reference"), PerfSide(sub_proc, clock, "submission")
         return _measure(perf_case, g, ref, sub, salt=salt, clock=clock, rule=rule, warmup=warmup, kind=kind)
     except _Failed as e:
+        if cancel is not None and cancel.is_set():
+            return PerfResult(status="error", message="the grading was cancelled", **base)
         return PerfResult(status=e.status, message=str(e), **base)
     except Exception as e:  # noqa: BLE001 - the grader's or the platform's fault
         return PerfResult(status="error", message=f"the perf stage failed (not your fault): {type(e).__name__}: {e}", **base)
