@@ -178,20 +178,58 @@ class _Module:
         return x + y
 
 
-def test_harness_timed_request_on_cpu():
-    """The child's side: ``timed`` runs a call, or echoes the tensors it was sent, between the flush
-    and the syncs (no-ops on CPU)."""
-    from inferprep.runner import harness
+def test_harness_stage_timed_fetch_on_cpu():
+    """The child's side: a staged masked call runs only in ``timed``, which answers with the
+    digest of what ``fetch`` then returns; ``echo`` runs nothing (no-op flush and syncs on CPU)."""
+    from inferprep.runner import harness, perf_wire
 
     x, y = torch.ones(3), torch.full((3,), 2.0)
-    out = harness._timed(_Module, {"inner": {"op": "call", "fn": "add", "args": (x, y), "kwargs": {}}}, "cpu")
-    assert torch.equal(out, torch.full((3,), 3.0))
-    echoed = harness._timed(_Module, {"inner": {"op": "echo", "args": [x, 5, {"buffer": y, "offset": 0}]}}, "cpu")
-    assert len(echoed) == 2 and echoed[0] is x and echoed[1] is y
-    with pytest.raises(TypeError, match="cannot run"):
-        harness._timed(_Module, {"inner": {"op": "exit"}}, "cpu")
+    inner = {"op": "call", "fn": "add", "args": (x, y), "kwargs": {}}
+    harness._stage({"inner": perf_wire.mask(inner, key=11)})
+    digest = harness._timed(_Module, {"key": 11, "sketch": 5}, "cpu")
+    out = harness._fetch()
+    assert torch.equal(out, torch.full((3,), 3.0)) and digest == perf_wire.digest([out], 5)
+    assert harness._fetch() is None                       # fetched once
+    with pytest.raises(TypeError, match="nothing was staged"):
+        harness._timed(_Module, {"key": 11, "sketch": 5}, "cpu")
+    harness._stage({"inner": perf_wire.mask(inner, key=12)})
+    d = harness._timed(_Module, {"key": 12, "sketch": 5, "echo": True, "like": [[[2, 5], torch.float16]]}, "cpu")
+    assert type(d) is int and harness._fetch() is None    # an echo keeps nothing
+    with pytest.raises(TypeError, match="call or a launch"):
+        harness._stage({"inner": {"op": "exit"}})
     harness._l2_flush("cpu")
-    assert harness._flush_buffer is None          # nothing allocated on CPU
+    assert harness._flush_buffer is None                  # nothing allocated on CPU
+
+
+def test_mask_hides_and_unmask_restores():
+    from inferprep.runner import perf_wire
+
+    x = torch.randn(64, 33)
+    ids = torch.arange(10, dtype=torch.int32)
+    value = {"op": "launch", "args": [{"buffer": x, "offset": 0}, 7, {"buffer": ids}], "kwargs": (True,)}
+    masked = perf_wire.mask(value, key=123)
+    mx, mi = masked["args"][0]["buffer"], masked["args"][2]["buffer"]
+    assert mx is not x and not torch.equal(mx, x) and not torch.equal(mi, ids)
+    assert masked["args"][1] == 7 and masked["kwargs"] == (True,)
+    wrong = perf_wire.mask(value, key=123)
+    perf_wire.unmask(wrong, key=124)                      # another key gives noise
+    assert not torch.equal(wrong["args"][0]["buffer"], x)
+    perf_wire.unmask(masked, key=123)
+    assert torch.equal(mx, x) and torch.equal(mi, ids)
+
+
+def test_digest_depends_on_every_bit_and_on_the_sketch():
+    from inferprep.runner import perf_wire
+
+    t = torch.randn(1000)
+    d = perf_wire.digest([t], 9)
+    assert d == perf_wire.digest([t.clone()], 9)
+    u = t.clone()
+    u.view(torch.int32)[417] ^= 1                         # one bit of one element
+    assert perf_wire.digest([u], 9) != d
+    assert perf_wire.digest([t], 10) != d
+    assert perf_wire.digest([t.view(10, 100)], 9) != d    # the shape is committed too
+    assert perf_wire.digest([torch.zeros(3, dtype=torch.uint8)], 1) != perf_wire.digest([torch.zeros(3, dtype=torch.bool)], 1)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the L2 flush and device sync are CUDA-only; no CUDA "
@@ -202,6 +240,10 @@ def test_harness_flushes_l2_on_cuda():
     harness._l2_flush("cuda")
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
     assert harness._flush_buffer.numel() == 2 * l2 and int(harness._flush_buffer.max()) == 0
+    from inferprep.runner import perf_wire
+
     x = torch.ones(1 << 20, device="cuda")
-    out = harness._timed(_Module, {"inner": {"op": "call", "fn": "add", "args": (x, x), "kwargs": {}}}, "cuda")
-    assert out.device.type == "cuda" and float(out[0]) == 2.0
+    harness._stage({"inner": perf_wire.mask({"op": "call", "fn": "add", "args": (x, x), "kwargs": {}}, 3)})
+    digest = harness._timed(_Module, {"key": 3, "sketch": 4}, "cuda")
+    out = harness._fetch()
+    assert out.device.type == "cuda" and float(out[0]) == 2.0 and digest == perf_wire.digest([out], 4)

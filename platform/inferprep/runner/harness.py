@@ -20,11 +20,15 @@ child -> parent  ``{"op": "pcall", "id", "proxy", "method", "args", "kwargs"}`` 
 parent -> child  ``{"op": "preturn", "id", "value"}`` | ``{"op": "preturn", "id", "error", "type"}``
 parent -> child  ``{"op": "scratch", "code"}``: run the user's snippet (a scratch run) with the loaded
                  submission bound to ``solution``; answered like a call that returns None
-parent -> child  ``{"op": "timed", "inner": <a call, a launch or {"op": "echo", "args"}>}``: the perf
-                 stage's request: flush the L2 cache and synchronise the device, run ``inner``,
-                 synchronise again (all streams); answered like ``inner``. ``echo`` returns the
-                 tensors of ``args`` (a launch's buffers) untouched: the transfer, flush and sync
-                 alone, which the parent subtracts (``runner.perf``)
+parent -> child  ``{"op": "stage", "inner": <a call or a launch>}``: the perf stage's next request,
+                 its tensors masked (``perf_wire``); kept, not run; answered like a call of None
+parent -> child  ``{"op": "timed", "key", "sketch", "echo", "like"}``: unmask the staged request
+                 with ``key``, flush the L2 cache, synchronise the device, run it, synchronise again
+                 (all streams), keep its outputs and answer with their ``perf_wire.digest``
+                 (an int). ``echo``: the same without running anything, the outputs being empty
+                 tensors of the ``like`` [shape, dtype] pairs (a launch: its buffers), the
+                 overhead the parent subtracts (``runner.perf``)
+parent -> child  ``{"op": "fetch"}``: the kept outputs (a call's value, a launch's buffers)
 parent -> child  ``{"op": "exit"}``
 
 Nothing here is trusted by the parent: the submission can monkeypatch this module. The parent
@@ -50,7 +54,7 @@ from pathlib import Path
 import numpy  # noqa: F401  (warm: the submission should not pay for the import)
 import torch
 
-from . import triton_launch
+from . import perf_wire, triton_launch
 from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
@@ -211,27 +215,45 @@ def _sync(device: str) -> None:
         _CUDA_SYNC()  # the whole device: every stream, a side stream included
 
 
-def _timed(module, msg: dict, device: str):
-    """Run the perf stage's ``inner`` request between an L2 flush and device synchronisations."""
+_perf: dict = {"staged": None, "outputs": None}
+
+
+def _stage(msg: dict) -> None:
     inner = msg.get("inner")
-    if not isinstance(inner, dict):
-        raise TypeError("timed needs an inner request")
-    op = inner.get("op")
+    if not isinstance(inner, dict) or inner.get("op") not in ("call", "launch"):
+        raise TypeError("stage needs a call or a launch")
+    _perf["staged"], _perf["outputs"] = inner, None
+
+
+def _timed(module, msg: dict, device: str) -> int:
+    """Run the staged request between an L2 flush and device synchronisations; keep its outputs and
+    return their digest (``perf_wire``)."""
+    inner, _perf["staged"] = _perf["staged"], None
+    if inner is None:
+        raise TypeError("nothing was staged")
+    perf_wire.unmask(inner, int(msg.get("key", 0)))
     _l2_flush(device)
     _sync(device)
-    if op == "echo":
-        value = [a["buffer"] if isinstance(a, dict) and "buffer" in a else a for a in inner.get("args", ())
-                 if isinstance(a, torch.Tensor) or (isinstance(a, dict) and "buffer" in a)]
-    elif op == "launch":
+    if msg.get("echo"):
+        if inner["op"] == "launch":
+            value = [a["buffer"] for a in inner.get("args", ()) if isinstance(a, dict) and "buffer" in a]
+        else:
+            value = [torch.empty(tuple(shape), dtype=dtype, device=device) for shape, dtype in msg.get("like") or ()]
+    elif inner["op"] == "launch":
         value = triton_launch.launch(module, inner)
-    elif op == "call":
+    else:
         fn = getattr(module, str(inner.get("fn")), None)
         if not callable(fn):
             raise TypeError(f"{inner.get('fn')!r} is not defined in the submission")
         value = fn(*inner.get("args", ()), **inner.get("kwargs", {}))
-    else:
-        raise TypeError(f"timed cannot run {str(op)[:40]!r}")
     _sync(device)
+    result = perf_wire.digest(perf_wire.tensors(value), int(msg.get("sketch", 0)))
+    _perf["outputs"] = None if msg.get("echo") else value
+    return result
+
+
+def _fetch() -> object:
+    value, _perf["outputs"] = _perf["outputs"], None
     return value
 
 
@@ -465,12 +487,16 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             else:
                 client.send({"op": "result", "value": None, "cpu": _cpu()})
             continue
-        if op not in ("call", "launch", "timed"):
+        if op not in ("call", "launch", "stage", "timed", "fetch"):
             continue
         fn = getattr(module, str(msg.get("fn")), None)
         try:
-            if op == "timed":
+            if op == "stage":
+                value = _stage(msg)
+            elif op == "timed":
                 value = _timed(module, msg, device)
+            elif op == "fetch":
+                value = _fetch()
             elif op == "launch":
                 value = triton_launch.launch(module, msg)
             elif not callable(fn):

@@ -6,11 +6,16 @@ cases': nothing the submission's process says is believed.
 
 - **Who times.** The parent (this process) reads its own clock (``clock(what)``, with ``what`` one
   of ``reference``, ``submission``, ``echo``, ``stage``: ``time.perf_counter()`` whatever ``what``
-  unless a test injects a fake clock that advances by scripted amounts) before sending a timed request and after the reply is decoded: the
-  round trip, outputs included. A submission that patches ``time.perf_counter``, CUDA events or
-  the harness in its own process changes nothing here, and work it defers (a side stream, a
-  background thread, a lazy tensor) either finishes inside the window or is missing from the
-  output the parent then verifies.
+  unless a test injects a fake clock that advances by scripted amounts) around one small request.
+  A submission that patches ``time.perf_counter``, CUDA events or the harness in its own process
+  changes nothing here.
+- **No transfer in the window** (``perf_wire``): the inputs are sent beforehand, untimed, masked
+  with a keystream whose key arrives in the timed request; the child unmasks them, runs the call
+  and answers with a digest of its outputs' bits (a random linear sketch whose weights it learns
+  in that request). The outputs travel afterwards, untimed, and must match the digest: work
+  deferred past the reply (a side stream, a background thread, a lazy tensor) shows as a digest
+  that does not match, or as a wrong output. Without this the window would time the socket (a few
+  GB/s) instead of the kernel (an H200 reads 4.8 TB/s).
 - **What the child does.** The harness (loaded before the submission) flushes the L2 cache and
   synchronises the whole device around each timed call (``harness._timed``): a guard that makes
   honest figures comparable, not a boundary.
@@ -20,12 +25,13 @@ cases': nothing the submission's process says is believed.
   cache keyed on data pointers nor a replay of an earlier output helps. Every output of every
   repetition is verified by the grader's ``perf_case``; one wrong output fails the stage.
 - **The reference** runs in a child of its own, started like the submission's from the same
-  harness with the same limits: the same transfer, flush and sync costs, and nothing the
+  harness with the same limits: the same unmasking, flush, sync and digest costs, and nothing the
   submission's process can reach. The two run interleaved, alternating which goes first, on the
   same inputs, so a change of the machine's load reaches both series alike.
-- **Overhead.** After each repetition the reference's child echoes the same inputs back through a
-  timed request with no work in it; the median of these round trips is subtracted from both
-  medians before the ratios.
+- **Overhead.** After each repetition the reference's child runs the same timed request without
+  the call (the same inputs unmasked, a digest of as many output bytes: empty tensors of the
+  outputs' shapes, or a launch's buffers); the median of these is subtracted from both medians
+  before the ratios.
 - **Stopping.** ``perf_stats.StoppingRule``: until the median's relative standard error is under
   1% for both series, or the time cap.
 - **Roofline.** The grader's ``perf_case`` returns the call's minimal work (``PerfWork``: bytes
@@ -40,6 +46,7 @@ and checks the output with the ``expect_*`` functions (``WrongAnswer`` fails the
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 import zlib
@@ -51,9 +58,10 @@ from ..catalog import Exercise
 from ..grading import Grading, load_module
 from ..grading import perf_stats
 from ..grading.perf_stats import PerfWork
-from ..grading.checks import WrongAnswer
+from ..grading.checks import WrongAnswer, fail
 from ..grading.kernels import KernelArg, check_buffers
 from ..verdict import PerfResult
+from . import perf_wire
 from .process import RunFailed, SubmissionProcess, SubmissionRaised
 
 __all__ = ["PerfWork", "PerfSide", "DEFAULT_RULE", "WARMUP", "run_stage", "device_kind"]
@@ -78,21 +86,31 @@ class PerfSide:
         self.proc, self.clock, self.name = proc, clock, name
         self.elapsed: float | None = None
         self.inner: dict | None = None
+        self.value: Any = None
 
     def reset(self) -> None:
-        self.elapsed, self.inner = None, None
+        self.elapsed, self.inner, self.value = None, None, None
 
     def call(self, fn: str, *args, **kwargs) -> Any:
         """An untimed call (set-up: block sizes, a plan)."""
         return self.proc.call(fn, *args, **kwargs)
 
     def _timed(self, inner: dict) -> Any:
+        """Stage ``inner`` masked, time the request that unmasks and runs it, fetch its outputs and
+        check them against the digest committed inside the window (``perf_wire``)."""
         if self.inner is not None:
             raise RuntimeError("perf_case made more than one timed request")
         self.inner = inner
+        key, sketch = secrets.randbits(63), secrets.randbits(63)
+        self.proc.perf_request({"op": "stage", "inner": perf_wire.mask(inner, key)})
         t0 = self.clock(self.name)
-        value = self.proc.timed(inner)
+        committed = self.proc.perf_request({"op": "timed", "key": key, "sketch": sketch})
         self.elapsed = self.clock(self.name) - t0
+        value = self.proc.perf_request({"op": "fetch"})
+        if type(committed) is not int or perf_wire.digest(perf_wire.tensors(value), sketch) != committed:
+            fail("the outputs sent after the timed call are not the ones it had when the clock stopped "
+                 "(work finished after the call returned, or outputs changed since)")
+        self.value = value
         return value
 
     def timed_call(self, fn: str, *args, **kwargs) -> Any:
@@ -113,10 +131,16 @@ class PerfSide:
         grader reuse its case runner (``run(g, ...)``) for the benchmark."""
         return _SideGrading(g, self)
 
-    def echo(self, inner: dict) -> float:
-        """Round-trip seconds of ``inner``'s arguments through a timed request with no work."""
+    def echo(self) -> float:
+        """Seconds of the last timed request done again without its work: the same inputs staged,
+        unmasked, flushed and synchronised, and a digest of as many output bytes (a launch's
+        buffers; for a call, empty tensors of its outputs' shapes and dtypes)."""
+        inner = self.inner or {}
+        key = secrets.randbits(63)
+        self.proc.perf_request({"op": "stage", "inner": perf_wire.mask(inner, key)})
+        like = [[list(t.shape), t.dtype] for t in perf_wire.tensors(self.value)] if inner.get("op") == "call" else None
         t0 = self.clock("echo")
-        self.proc.timed({"op": "echo", "args": list(inner.get("args", ()))})
+        self.proc.perf_request({"op": "timed", "key": key, "sketch": 0, "echo": True, "like": like})
         return self.clock("echo") - t0
 
 
@@ -246,7 +270,7 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
             w = _run_side(perf_case, g, side, seed, rep, reference=side is ref)
             if side is ref:
                 work = w
-        overhead = ref.echo(ref.inner)
+        overhead = ref.echo()
         if rep >= warmup:
             if started is None:
                 started = clock("stage")

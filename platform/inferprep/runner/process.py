@@ -493,11 +493,11 @@ class SubmissionProcess:
     def call(self, fn: str, *args, **kwargs) -> Any:
         return self._value(self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs}))
 
-    def timed(self, inner: dict) -> Any:
-        """The perf stage's request: ``inner`` (a call, a launch or an echo message) run by the
-        child's harness between an L2 flush and device synchronisations. Returns its value; raises
-        like ``call``. The caller times the round trip with its own clock (``runner.perf``)."""
-        return self._value(self._request({"op": "timed", "inner": inner}))
+    def perf_request(self, msg: dict) -> Any:
+        """One of the perf stage's requests (``stage``, ``timed``, ``fetch``: see ``harness`` and
+        ``perf_wire``); returns its value, raises like ``call``. The caller times what it times
+        with its own clock (``runner.perf``)."""
+        return self._value(self._request(msg))
 
     def run_scratch(self, snippet: str) -> float:
         """Run a scratch snippet in the child with the submission bound to ``solution`` (the
