@@ -120,11 +120,11 @@ class Counterexample(BaseModel):
 class PerfResult(BaseModel):
     """The performance stage (exercises with ``perf = true``, after every core case passed).
 
-    Times are the parent's wall seconds per call, medians over ``n`` repetitions, each on fresh
-    inputs; the submission and the reference (in a trusted child of its own) ran interleaved on the
-    same inputs. ``overhead_s``: the median round trip of the same inputs through the trusted
-    child's harness without any work, answered with as many bytes as the call (transfer, L2 flush,
-    synchronisation), subtracted from both
+    Times are the parent's wall seconds per timed request, medians over ``n`` repetitions, each on
+    fresh inputs; the submission and the reference (in a trusted child of its own) ran interleaved
+    on the same inputs. ``overhead_s``: the median of the same timed request without the call in
+    the reference's child (unmasking the inputs, L2 flush, synchronisation, the outputs' digest:
+    ``runner.perf_wire``), subtracted from both
     medians before the ratios. ``ratio``: the submission's net time / the reference's (lower is
     faster; 0.5 = twice as fast); ``roofline_ratio``: the submission's net time / the roofline
     floor (>= 1 on real hardware), None without a floor. ``status``: ``measured``, ``flagged``

@@ -289,8 +289,8 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
                         reference_median_s=r.median_s, reference_spread_s=r.iqr_s, reference_n=r.n,
                         overhead_s=e.median_s, floor_s=floor, converged=stopped == "converged", stopped=stopped)
     if sub_net <= 0 or ref_net <= 0:
-        result.message = ("the call is too short to time beside the transfer of its inputs and outputs "
-                          f"(overhead {e.median_s * 1e3:.3g} ms): no ratio")
+        result.message = ("the call is too short to time beside the stage's own overhead (unmasking the inputs, "
+                          f"the outputs' digest: {e.median_s * 1e3:.3g} ms): no ratio")
         return result
     result.ratio = sub_net / ref_net
     if floor is not None and floor > 0:
