@@ -190,10 +190,15 @@ class Client:
 
 _CUDA_SYNC = torch.cuda.synchronize
 """Captured when the harness loads, before the submission exists: a submission that replaces
-``torch.cuda.synchronize`` does not change what ``_timed`` calls (a guard, not a boundary: the parent
-times the whole round trip, outputs included, so skipped work shows as a wrong output)."""
+``torch.cuda.synchronize`` does not change what ``_timed`` calls (a guard, not a boundary: the
+outputs' digest is taken inside the window and checked by the parent against the outputs it
+fetches, so work left running shows as a mismatch or a wrong output)."""
 _ZERO = torch.Tensor.zero_
 _flush_buffer: torch.Tensor | None = None
+L2_FALLBACK_BYTES = 64 << 20
+"""L2 size assumed when torch reports none (``L2_cache_size`` is there in the torch versions the
+platform supports): above the H100's and H200's 50 MB (NVIDIA H100 Tensor Core GPU Architecture
+whitepaper). Too large a flush only costs time, which the stage measures and subtracts."""
 
 
 def _l2_flush(device: str) -> None:
@@ -205,7 +210,8 @@ def _l2_flush(device: str) -> None:
     if not device.startswith("cuda"):
         return
     if _flush_buffer is None:
-        size = 2 * int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size or (64 << 20))
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        size = 2 * int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)
         _flush_buffer = torch.empty(size, dtype=torch.uint8, device=device)
     _ZERO(_flush_buffer)
 

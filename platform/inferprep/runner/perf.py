@@ -33,7 +33,7 @@ cases': nothing the submission's process says is believed.
   outputs' shapes, or a launch's buffers); the median of these is subtracted from both medians
   before the ratios.
 - **Stopping.** ``perf_stats.StoppingRule``: until the median's relative standard error is under
-  1% for both series, or the time cap.
+  1% for all three series (submission, reference, overhead), or the time cap.
 - **Roofline.** The grader's ``perf_case`` returns the call's minimal work (``PerfWork``: bytes
   moved, FLOPs); on a GPU that ``specs`` knows, a net median below the floor is flagged, never
   ranked.
@@ -277,7 +277,7 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
             sub_t.append(sub.elapsed)
             ref_t.append(ref.elapsed)
             echo_t.append(overhead)
-            done, stopped = rule.stop(clock("stage") - started, sub_t, ref_t)
+            done, stopped = rule.stop(clock("stage") - started, sub_t, ref_t, echo_t)
             if done:
                 break
         rep += 1
