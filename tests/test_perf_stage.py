@@ -9,6 +9,9 @@ pass) plus the exploit, and ``expected.toml``:
 - ``parent_figures``: the figures are exactly what the parent's fake clock scripted (the submission's
   own timers and prints change nothing);
 - ``device``: ``cuda`` for a case that only means something there (skipped without a GPU).
+
+``tests/perf_cases_triton/`` holds the Triton ones (a kernel that writes its input), graded on
+triton-softmax by their own tests below.
 """
 
 import tomllib
@@ -247,3 +250,17 @@ def test_harness_flushes_l2_on_cuda():
     digest = harness._timed(_Module, {"key": 3, "sketch": 4}, "cuda")
     out = harness._fetch()
     assert out.device.type == "cuda" and float(out[0]) == 2.0 and digest == perf_wire.digest([out], 4)
+
+
+def test_a_kernel_that_writes_its_input_fails_the_stage():
+    """triton-softmax: a kernel correct on the hidden cases that zeroes its input rows at the
+    benchmark size. The launch's buffers come back whole and the parent checks them bit for bit."""
+    ex = catalog.get("triton-softmax")
+    if ex.unavailable:
+        pytest.skip(f"triton-softmax: {ex.unavailable}")
+    code = (ROOT / "tests" / "perf_cases_triton" / "zeroed_input_kernel" / "submission.py").read_text()
+    v = judge.grade(ex, code, sandbox_mode=sandbox_modes()[0], perf=True, perf_clock=FakeClock(STEPS),
+                    perf_rule=RULE)
+    drain_cleanups()
+    assert v.status == Status.PASSED, v.message
+    assert v.perf.status == "failed" and "changed" in v.perf.message and "inputs are read-only" in v.perf.message
