@@ -22,7 +22,8 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, PerfWork, Trial, expect_equal, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_equal, expect_tensor, fail
+from inferprep.grading.perf_stats import PerfWork
 
 TOL = {  # (rtol, atol) against float64 truth, per input dtype; lse is compared with atol only
     torch.float64: (1e-9, 1e-10),

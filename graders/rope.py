@@ -23,7 +23,8 @@ import math
 
 import torch
 
-from inferprep.grading import INPUT_CHECKS, Grading, PerfWork, Trial, expect_tensor, fail
+from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_tensor, fail
+from inferprep.grading.perf_stats import PerfWork
 
 
 def truth_cos_sin(positions, d, base):

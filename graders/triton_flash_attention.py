@@ -15,8 +15,8 @@ import math
 
 import torch
 
-from inferprep.grading import (Grading, PerfWork, expect_block_sizes, expect_tensor, kernel_input, kernel_output,
-                               perf_seed)
+from inferprep.grading import Grading, expect_block_sizes, expect_tensor, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork, perf_seed
 
 TOL = {torch.float32: (1e-4, 2e-5), torch.float16: (5e-3, 5e-3)}
 

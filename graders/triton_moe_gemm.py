@@ -16,8 +16,8 @@ import random
 
 import torch
 
-from inferprep.grading import (Grading, PerfWork, expect_block_sizes, expect_tensor, kernel_input, kernel_output,
-                               perf_seed)
+from inferprep.grading import Grading, expect_block_sizes, expect_tensor, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork, perf_seed
 
 TOL = {torch.float32: 1e-4, torch.float16: 2e-3}
 

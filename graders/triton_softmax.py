@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from inferprep.grading import (Grading, PerfWork, Trial, expect_block_sizes, expect_tensor, fail, kernel_input,
-                               kernel_output)
+from inferprep.grading import Grading, Trial, expect_block_sizes, expect_tensor, fail, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork
 
 LOW, HIGH = 16, 4096
 TOL = {torch.float32: (1e-5, 1e-6), torch.float16: (2e-3, 1e-3)}

@@ -45,11 +45,10 @@ from ..verdict import CORE, GROUPS, INPUT_CHECKS, CaseResult, Status
 from .checks import WrongAnswer, expect_close, expect_equal, expect_tensor, fail
 from .counterexample import Trial
 from .detail import CaseTrace, render, render_call, revealing, tensor_diff
-from .perf_stats import PerfWork, perf_seed
 from .kernels import KernelArg, check_buffers, expect_block_sizes, kernel_input, kernel_output
 
-__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "PerfWork", "WrongAnswer", "SubmissionRaised", "Trial",
-           "expect_close", "expect_block_sizes", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output", "perf_seed",
+__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "Trial",
+           "expect_close", "expect_block_sizes", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output",
            "load_module"]
 
 
