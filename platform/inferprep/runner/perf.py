@@ -78,6 +78,13 @@ PERF_TIME_S = 60.0
 the warm-up included."""
 
 
+PERF_MEMORY_MIB = 4096
+"""Memory limit (MiB) of each child of the stage, when the exercise's own is lower: the benchmark
+sizes are larger than the hidden cases', the stage keeps inputs, outputs and the digest's
+temporaries at once, and on CUDA the L2 flush buffer (twice the L2) counts too. The exercise's
+limit binds in its hidden cases (a memory-limit case must), not here."""
+
+
 class PerfSide:
     """One side of the comparison (the submission's child or the reference's) as ``perf_case`` sees
     it. One timed request per ``perf_case`` run; its round trip, read on ``clock``, is ``elapsed``."""
@@ -222,7 +229,8 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
     procs: list[SubmissionProcess] = []
 
     def start(source: str, forbidden: list[str]) -> SubmissionProcess:
-        proc = SubmissionProcess(source, meta.entrypoints, time_s=PERF_TIME_S, memory_mib=meta.limits.memory_mib,
+        proc = SubmissionProcess(source, meta.entrypoints, time_s=PERF_TIME_S,
+                                 memory_mib=max(meta.limits.memory_mib, PERF_MEMORY_MIB),
                                  device=device, mode=sandbox_mode, launcher=launcher, forbidden=forbidden,
                                  requires=meta.requires, cancel=cancel)
         procs.append(proc)
