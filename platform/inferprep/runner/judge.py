@@ -24,7 +24,7 @@ from ..grading import Grading, StopGrading, load_module
 from ..grading import counterexample as ce_search
 from ..verdict import INPUT_CHECKS, CaseResult, Counterexample, Status, Verdict
 from . import sandbox
-from .process import RunFailed, SubmissionProcess
+from .process import RunFailed, SubmissionProcess, load_submission
 from .recording import WireRecorder
 
 log = logging.getLogger("inferprep.judge")
@@ -131,26 +131,6 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
                                             launcher=launcher, clock=perf_clock,
                                             rule=perf_rule or perf_stage.DEFAULT_RULE, cancel=cancel)
     return verdict
-
-
-def load_submission(proc: SubmissionProcess) -> tuple[Status | None, str]:
-    """Start ``proc`` (the child loads the submission from its file): (None, "") when it is ready
-    for calls, else the status and message of why not (invalid, raised or died while importing,
-    or the platform failed)."""
-    try:
-        first = proc.start()
-    except RunFailed as e:
-        return e.status, (str(e) if proc.platform_failure else f"while importing your file: {e}")
-    op = first.get("op")
-    if op == "ready":
-        return None, ""
-    if op == "invalid":
-        return Status.INVALID_SUBMISSION, str(first.get("message", "invalid submission"))
-    if op == "raised":
-        kind = first.get("kind")
-        status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
-        return status, f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
-    return Status.RUNTIME_ERROR, "the submission process answered out of protocol"
 
 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,

@@ -62,7 +62,7 @@ from ..grading.checks import WrongAnswer, fail
 from ..grading.kernels import KernelArg, check_buffers
 from ..verdict import PerfResult
 from . import perf_wire
-from .process import RunFailed, SubmissionProcess, SubmissionRaised
+from .process import RunFailed, SubmissionProcess, SubmissionRaised, load_submission
 
 __all__ = ["PerfWork", "PerfSide", "DEFAULT_RULE", "WARMUP", "run_stage", "device_kind"]
 
@@ -235,8 +235,6 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
                                  requires=meta.requires, cancel=cancel)
         procs.append(proc)
         return proc
-
-    from .judge import load_submission  # the judge imports this module lazily too
 
     try:
         ref_proc = start(reference_code, [])
