@@ -15,7 +15,6 @@ triton-softmax by their own tests below.
 """
 
 import tomllib
-from pathlib import Path
 
 import pytest
 import torch
