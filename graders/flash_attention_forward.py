@@ -23,6 +23,7 @@ import math
 import torch
 
 from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_equal, expect_tensor, fail
+from inferprep.grading.perf_stats import PerfWork
 
 TOL = {  # (rtol, atol) against float64 truth, per input dtype; lse is compared with atol only
     torch.float64: (1e-9, 1e-10),
@@ -50,9 +51,9 @@ def naive(q, k, v, causal, scale=None, chunk=1024):
     return torch.cat(outs, -2), torch.cat(lses, -1)
 
 
-def check_forward(g, q, k, v, causal, block_q, block_k, scale=None):
-    out = g.call("flash_attention_forward", q, k, v, causal=causal, block_q=block_q, block_k=block_k,
-                 scale=scale)
+def check_forward(g, q, k, v, causal, block_q, block_k, scale=None, call=None):
+    call = call or g.call
+    out = call("flash_attention_forward", q, k, v, causal=causal, block_q=block_q, block_k=block_k, scale=scale)
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         fail("flash_attention_forward must return a pair (out, lse)")
     o, lse = out
@@ -387,3 +388,13 @@ def _long_case(g, rnd, n, d, bq, bk, seed, samples):
                   name=f"out ({samples} sampled rows)", rtol=1e-4, atol=2e-5)
     expect_tensor(lse[0, 0, rows], torch.logsumexp(s, -1).float(), name=f"lse ({samples} sampled rows)",
                   rtol=1e-5, atol=1e-4)
+
+
+def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:
+    """The perf stage's call: causal flash_attention_forward on fresh float32 (B, H, N, d) =
+    (2, 16, 2048, 64) on CUDA, (1, 4, 512, 64) on CPU, 64 x 64 tiles. Least work: q, k, v read and
+    out, lse written once; 4 d FLOPs per kept score, N (N + 1) / 2 kept scores a head."""
+    b, h, n, d = (2, 16, 2048, 64) if g.device.type == "cuda" else (1, 4, 512, 64)
+    q, k, v = (torch.randn(b, h, n, d, generator=rng).to(g.device) for _ in range(3))
+    check_forward(g, q, k, v, True, 64, 64, call=side.timed_call)
+    return PerfWork(bytes_moved=4 * (4 * b * h * n * d + b * h * n), flops=4 * d * b * h * n * (n + 1) // 2)

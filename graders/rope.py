@@ -24,6 +24,7 @@ import math
 import torch
 
 from inferprep.grading import INPUT_CHECKS, Grading, Trial, expect_tensor, fail
+from inferprep.grading.perf_stats import PerfWork
 
 
 def truth_cos_sin(positions, d, base):
@@ -90,7 +91,11 @@ def _check_cos_sin(g: Grading, positions, d, base) -> None:
 
 
 def _check_apply(g: Grading, x, positions, base, interleaved, name="output"):
-    out = g.call("apply_rope", x, positions, base=base, interleaved=interleaved)
+    _verify_apply(g.call("apply_rope", x, positions, base=base, interleaved=interleaved), x, positions, base,
+                  interleaved, name)
+
+
+def _verify_apply(out, x, positions, base, interleaved, name="output"):
     want = truth_rope(x, positions, base, interleaved)
     expect_tensor(out, want.to(x.dtype), name=name, rtol=math.inf, atol=math.inf)
     m = 2.0 * float(x.double().abs().max())
@@ -322,3 +327,16 @@ def grade(g: Grading) -> None:
     for name, fn, args, kwargs in checks:
         with g.case(name, group=INPUT_CHECKS):
             g.raises("ValueError", fn, *args, **kwargs)
+
+
+def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:
+    """The perf stage's call: apply_rope (half-split) to fresh float32 activations (B, H, L, D) =
+    (4, 32, 1024, 128) on CUDA, (2, 8, 256, 64) on CPU, each row's positions starting at a random
+    offset below 100000. Bandwidth-bound: x read and the output written once, positions read."""
+    b, h, l, d = (4, 32, 1024, 128) if g.device.type == "cuda" else (2, 8, 256, 64)
+    x = torch.randn(b, h, l, d, generator=rng).to(g.device)
+    start = torch.randint(0, 100_000, (b, 1), generator=rng)
+    positions = (start + torch.arange(l)).to(g.device)
+    out = side.timed_call("apply_rope", x, positions, base=10000.0, interleaved=False)
+    _verify_apply(out, x, positions, 10000.0, False)
+    return PerfWork(bytes_moved=2 * 4 * x.numel() + 8 * positions.numel())

@@ -16,6 +16,7 @@ import math
 import torch
 
 from inferprep.grading import Grading, expect_block_sizes, expect_tensor, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork, perf_seed
 
 TOL = {torch.float32: (1e-4, 2e-5), torch.float16: (5e-3, 5e-3)}
 
@@ -82,3 +83,12 @@ def grade(g: Grading) -> None:
     for c, (bm, bn) in enumerate([(32, 16), (16, 64), (64, 32)]):
         with g.case(f"grader-tiles-{bm}x{bn}-causal"):
             run(g, *qkv(g, 30 + c, 1, 41, 57, 16), causal=True, tiles={"BLOCK_M": bm, "BLOCK_N": bn})
+
+
+def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:
+    """The perf stage's launch: causal attention on fresh float32 q, k, v (8 heads x 1024 tokens x
+    d = 64 on CUDA; 2 x 128 x 32 through the CPU interpreter). Least work: q, k, v read and o, lse
+    written once; 4 d FLOPs (two matmuls) per kept score, N (N + 1) / 2 kept scores a head."""
+    heads, t, d = (8, 1024, 64) if g.device.type == "cuda" else (2, 128, 32)
+    run(side.grading(g), *qkv(g, perf_seed(rng), heads, t, t, d), causal=True)
+    return PerfWork(bytes_moved=4 * (4 * heads * t * d + heads * t), flops=4 * d * heads * t * (t + 1) // 2)

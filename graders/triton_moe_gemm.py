@@ -17,6 +17,7 @@ import random
 import torch
 
 from inferprep.grading import Grading, expect_block_sizes, expect_tensor, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork, perf_seed
 
 TOL = {torch.float32: 1e-4, torch.float16: 2e-3}
 
@@ -103,3 +104,16 @@ def grade(g: Grading) -> None:
         with g.case(f"grader-tiles-{'x'.join(map(str, tiles))}"):
             run(g, 10 + c, routing(g, 10 + c, 11, 2, 5), 5, 45, 70,
                 tiles=dict(zip(("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"), tiles)))
+
+
+def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:
+    """The perf stage's launch: a prefill-sized grouped GEMM (CUDA: 256 tokens, top-2 of 8
+    experts, N = K = 256, as large as the grader's float64 truth, a (T top_k, N, K) gather, allows; CPU interpreter: 32 tokens, top-2 of 4, N = K = 64). Least work: A read
+    once, each used expert's weights once, C written once; 2 K FLOPs per output element."""
+    seed = perf_seed(rng)
+    t, top_k, e, n, k = (256, 2, 8, 256, 256) if g.device.type == "cuda" else (32, 2, 4, 64, 64)
+    gen = g.rng(seed)
+    ids = torch.stack([torch.randperm(e, generator=gen)[:top_k] for _ in range(t)])
+    run(side.grading(g), seed, ids, e, n, k)
+    used = int(ids.unique().numel())
+    return PerfWork(bytes_moved=4 * (t * k + used * n * k + t * top_k * n), flops=2 * t * top_k * n * k)

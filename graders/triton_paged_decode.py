@@ -18,6 +18,7 @@ import random
 import torch
 
 from inferprep.grading import Grading, Trial, expect_tensor, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork, perf_seed
 
 TOL = {torch.float32: (1e-4, 2e-5), torch.float16: (5e-3, 5e-3)}
 
@@ -135,3 +136,21 @@ def grade(g: Grading) -> None:
     with g.case("scale-0.2-float16"):
         run(g, _pool(g, 13, [11, 26], 8, 2, 16, dtype=torch.float16), query(g, 13, 2, 4, 16, dtype=torch.float16),
             scale=0.2)
+
+
+def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:
+    """The perf stage's launch: one decode step of a batch over a paged pool (CUDA: 16 sequences of
+    500-1000 tokens, 32 query heads over 8 KV heads, d = 128, pages of 16; CPU interpreter: 2
+    sequences of 20-60 tokens, 4 over 2 heads, d = 16). Least work: every cached key and value
+    read once, 4 d FLOPs per (query head, token)."""
+    seed = perf_seed(rng)
+    rnd = random.Random(seed)
+    if g.device.type == "cuda":
+        b, h, kv, d, page, lens = 16, 32, 8, 128, 16, [rnd.randint(500, 1000) for _ in range(16)]
+    else:
+        b, h, kv, d, page, lens = 2, 4, 2, 16, 16, [rnd.randint(20, 60) for _ in range(2)]
+    pool = Pool(g.rng(seed), rnd, lens, page, kv, d)
+    q = (torch.randn(b, h, d, generator=g.rng(seed + 1), dtype=torch.float64)).float()
+    run(side.grading(g), pool, q)
+    tokens = sum(lens)
+    return PerfWork(bytes_moved=4 * (2 * tokens * kv * d + 2 * b * h * d), flops=4 * d * h * tokens)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from inferprep.grading import Grading, Trial, expect_block_sizes, expect_tensor, fail, kernel_input, kernel_output
+from inferprep.grading.perf_stats import PerfWork
 
 LOW, HIGH = 16, 4096
 TOL = {torch.float32: (1e-5, 1e-6), torch.float16: (2e-3, 1e-3)}
@@ -78,3 +79,13 @@ def grade(g: Grading) -> None:
     for c, (cols, block) in enumerate([(17, 64), (100, 512), (1, 16)]):
         with g.case(f"grader-block-{block}-for-{cols}-columns"):   # any power of two >= the row
             run(g, torch.randn(3, cols, generator=g.rng(30 + c), dtype=torch.float64).float(), block=block)
+
+
+def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:
+    """The perf stage's launch: fresh float32 rows (4096 x 4096 on CUDA; 64 x 512 through the CPU
+    interpreter), the submission's block size. Bandwidth-bound: each element read once and written
+    once."""
+    rows, cols = (4096, 4096) if g.device.type == "cuda" else (64, 512)
+    x = torch.randn(rows, cols, generator=rng, dtype=torch.float64).float() * 3
+    run(side.grading(g), x)
+    return PerfWork(bytes_moved=2 * 4 * rows * cols)

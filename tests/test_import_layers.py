@@ -49,7 +49,7 @@ LAYERS: dict[str, str] = {
     "inferprep.queue": "storage",
     **{f"inferprep.{m}": "services" for m in (
         "services", "cohorts", "release_policy", "auth", "progress", "worker", "check", "mutate",
-        "interview", "cohort_interviews", "followups", "unlock", "grades_export")},
+        "interview", "cohort_interviews", "followups", "unlock", "grades_export", "perf_board")},
     "inferprep.mutate.": "services",
     "inferprep.web": "web",
     "inferprep.web.": "web",

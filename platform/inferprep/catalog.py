@@ -139,6 +139,9 @@ class ExerciseMeta(BaseModel):
     requires: list[str] = Field(default_factory=list, description=(
         "optional extras the exercise needs beyond the base install, from OPTIONAL_EXTRAS (e.g. "
         "triton): without one the catalog lists the exercise as unavailable and grading refuses it"))
+    perf: bool = Field(False, description=(
+        "the exercise has a performance stage: after the core cases pass, the submission is timed "
+        "against the reference on fresh inputs from the grader's perf_case(g, side, rng) (runner.perf)"))
     forbidden: list[str] = Field(default_factory=list, description=(
         "dotted names of library callables the submission may not use (e.g. "
         "torch.nn.functional.scaled_dot_product_attention): the harness replaces each with a "

@@ -139,7 +139,10 @@ def grade(slug: str, file: Path,
           public: bool = typer.Option(False, "--public", help="grade the public examples only"),
           as_json: bool = typer.Option(False, "--json", help="print the verdict as JSON"),
           sandbox: Optional[str] = typer.Option(None, help="auto, bwrap or none (default: auto)"),
-          no_record: bool = typer.Option(False, "--no-record", help="do not record this grading in the local database")) -> None:
+          no_record: bool = typer.Option(False, "--no-record", help="do not record this grading in the local database"),
+          perf: Optional[bool] = typer.Option(None, "--perf/--no-perf", help=(
+              "time a passing submission against the reference (exercises with a perf stage; "
+              "default: on for cuda, off for cpu)"))) -> None:
     """Grade FILE against SLUG's hidden cases (or --public examples). Exit code 0 only on a pass."""
     from .runner import judge
     ex = _exercise(slug)
@@ -160,7 +163,7 @@ def grade(slug: str, file: Path,
         err.print(f"grading [bold]{file}[/] against {slug} ({'public examples' if public else 'hidden cases'}, {dev})")
     from .cli_interview import withhold_counterexample   # shown once a mock interview that drew it ends
     v = judge.grade(ex, code, device=dev, public=public, sandbox_mode=sandbox, progress=progress,
-                    counterexample=not withhold_counterexample(slug))
+                    counterexample=not withhold_counterexample(slug), perf=perf)
     if not no_record:
         try:
             from .progress import record_cli_grade

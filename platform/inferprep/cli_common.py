@@ -81,6 +81,8 @@ def print_verdict(v: Verdict) -> None:
                   f"{' (public examples)' if v.public else ''}  ·  {v.seconds:.2f} s on {v.device}")
     if v.message:
         console.print(v.message, markup=False, highlight=False)
+    if v.perf is not None:
+        console.print(v.perf.line, markup=False, highlight=False)
     if not v.sandbox.startswith("bubblewrap"):
         console.print(f"[yellow]sandbox: {v.sandbox}[/]")
 

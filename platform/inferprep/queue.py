@@ -176,6 +176,7 @@ def _result_values(verdict: Verdict | ScratchResult) -> dict:
                     lease_expires_at=None)
     return dict(state=JobState.DONE.value, status=verdict.status.value, score=verdict.score,
                 passed=verdict.ok, verdict_json=verdict.model_dump_json(),
+                perf_ratio=verdict.perf.ratio if verdict.perf is not None and verdict.perf.rankable else None,
                 cases_json=json.dumps([c.model_dump(mode="json") for c in verdict.cases]),
                 finished_at=utcnow(), lease_expires_at=None)
 

@@ -117,6 +117,69 @@ class Counterexample(BaseModel):
     seconds: float = 0.0
 
 
+class PerfResult(BaseModel):
+    """The performance stage (exercises with ``perf = true``, after every core case passed).
+
+    Times are the parent's wall seconds per timed request, medians over ``n`` repetitions, each on
+    fresh inputs; the submission and the reference (in a trusted child of its own) ran interleaved
+    on the same inputs. ``overhead_s``: the median of the same timed request without the call in
+    the reference's child (unmasking the inputs, L2 flush, synchronisation, the outputs' digest:
+    ``runner.perf_wire``), subtracted from both
+    medians before the ratios. ``ratio``: the submission's net time / the reference's (lower is
+    faster; 0.5 = twice as fast); ``roofline_ratio``: the submission's net time / the roofline
+    floor (>= 1 on real hardware), None without a floor. ``status``: ``measured``, ``flagged``
+    (a time the platform does not believe: faster than the hardware allows; never ranked),
+    ``failed`` (an output on the fresh inputs was wrong, the submission raised or died: not a pass
+    of the stage), ``error`` (the platform's own failure) or ``skipped``."""
+
+    status: Literal["measured", "flagged", "failed", "error", "skipped"]
+    message: str = ""
+    device_kind: str = "cpu"
+    ratio: float | None = None
+    roofline_ratio: float | None = None
+    median_s: float | None = None
+    spread_s: float | None = Field(None, description="interquartile range of the submission's times, seconds")
+    n: int = 0
+    reference_median_s: float | None = None
+    reference_spread_s: float | None = None
+    reference_n: int = 0
+    overhead_s: float | None = None
+    floor_s: float | None = None
+    converged: bool = False
+    stopped: str = ""
+    flagged: bool = False
+    reason: str = ""
+
+    @property
+    def rankable(self) -> bool:
+        """A ratio the leaderboard may rank: measured, not flagged."""
+        return self.status == "measured" and self.ratio is not None and not self.flagged
+
+    @property
+    def line(self) -> str:
+        """One line for the CLI and the web: "perf (cpu): 0.82x the reference's time (median
+        1.20 ms, IQR 0.03 ms, n=40); no roofline for cpu"."""
+        head = f"perf ({self.device_kind}): "
+        if self.status in ("failed", "error", "skipped"):
+            return head + f"{self.status}: {self.message}"
+        ratio = f"{self.ratio:.2f}x the reference's time" if self.ratio is not None else "no ratio"
+        parts = [ratio + f" (median {_ms(self.median_s)}, IQR {_ms(self.spread_s)}, n={self.n}"
+                 + ("" if self.converged else f", stopped at {self.stopped or 'cap'}") + ")"]
+        if self.roofline_ratio is not None:
+            parts.append(f"{self.roofline_ratio:.2f}x the roofline floor")
+        elif self.device_kind == "cpu":
+            parts.append("no roofline for cpu")
+        else:
+            parts.append(f"no roofline for {self.device_kind}")
+        if self.flagged:
+            parts.append(f"FLAGGED: {self.reason}")
+        return head + "; ".join(parts)
+
+
+def _ms(s: float | None) -> str:
+    return "?" if s is None else f"{s * 1e3:.3g} ms"
+
+
 class Verdict(BaseModel):
     slug: str
     public: bool = False
@@ -135,6 +198,8 @@ class Verdict(BaseModel):
     input_checks_passed: int = 0
     input_checks_total: int = 0
     counterexample: Counterexample | None = None
+    perf: PerfResult | None = None
+    """The performance stage's result (perf exercises only, when asked for and the core passed)."""
     platform_retries: int = 0
     """How many times the platform ran this grading again after failing it itself (the sandbox
     could not start, the warm pool's server died); never the student's doing, counted nowhere."""

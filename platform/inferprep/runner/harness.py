@@ -22,6 +22,15 @@ child -> parent  ``{"op": "pcall", "id", "proxy", "method", "args", "kwargs"}`` 
 parent -> child  ``{"op": "preturn", "id", "value"}`` | ``{"op": "preturn", "id", "error", "type"}``
 parent -> child  ``{"op": "scratch", "code"}``: run the user's snippet (a scratch run) with the loaded
                  submission bound to ``solution``; answered like a call that returns None
+parent -> child  ``{"op": "stage", "inner": <a call or a launch>}``: the perf stage's next request,
+                 its tensors masked (``perf_wire``); kept, not run; answered like a call of None
+parent -> child  ``{"op": "timed", "key", "sketch", "echo", "like"}``: unmask the staged request
+                 with ``key``, flush the L2 cache, synchronise the device, run it, synchronise again
+                 (all streams), keep its outputs and answer with their ``perf_wire.digest``
+                 (an int). ``echo``: the same without running anything, the outputs being empty
+                 tensors of the ``like`` [shape, dtype] pairs (a launch: its buffers), the
+                 overhead the parent subtracts (``runner.perf``)
+parent -> child  ``{"op": "fetch"}``: the kept outputs (a call's value, a launch's buffers)
 parent -> child  ``{"op": "exit"}``
 
 Nothing here is trusted by the parent: the submission can monkeypatch this module. The parent
@@ -47,7 +56,7 @@ from pathlib import Path
 import numpy  # noqa: F401  (warm: the submission should not pay for the import)
 import torch
 
-from . import cuda, triton_launch
+from . import cuda, perf_wire, triton_launch
 from .wire import Channel, ProxyRef, WireError
 
 SUBMISSION_FILE = "submission.py"
@@ -179,6 +188,81 @@ class Client:
         if "error" in msg:
             raise _EXC_TYPES.get(msg.get("type"), ProxyError)(msg["error"])
         return msg.get("value")
+
+
+_CUDA_SYNC = torch.cuda.synchronize
+"""Captured when the harness loads, before the submission exists: a submission that replaces
+``torch.cuda.synchronize`` does not change what ``_timed`` calls (a guard, not a boundary: the
+outputs' digest is taken inside the window and checked by the parent against the outputs it
+fetches, so work left running shows as a mismatch or a wrong output)."""
+_ZERO = torch.Tensor.zero_
+_flush_buffer: torch.Tensor | None = None
+L2_FALLBACK_BYTES = 64 << 20
+"""L2 size assumed when torch reports none (``L2_cache_size`` is there in the torch versions the
+platform supports): above the H100's and H200's 50 MB (NVIDIA H100 Tensor Core GPU Architecture
+whitepaper). Too large a flush only costs time, which the stage measures and subtracts."""
+
+
+def _l2_flush(device: str) -> None:
+    """On CUDA, overwrite a buffer of twice the device's L2 cache (``L2_cache_size``), so that no
+    timed call finds its inputs in L2 from the previous one. On CPU nothing: a core's caches are
+    private and a shared L3 of tens of MB would cost milliseconds a call to evict; CPU figures are
+    warm-cache figures (docs/security.md)."""
+    global _flush_buffer
+    if not device.startswith("cuda"):
+        return
+    if _flush_buffer is None:
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        size = 2 * int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)
+        _flush_buffer = torch.empty(size, dtype=torch.uint8, device=device)
+    _ZERO(_flush_buffer)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        _CUDA_SYNC()  # the whole device: every stream, a side stream included
+
+
+_perf: dict = {"staged": None, "outputs": None}
+
+
+def _stage(msg: dict) -> None:
+    inner = msg.get("inner")
+    if not isinstance(inner, dict) or inner.get("op") not in ("call", "launch"):
+        raise TypeError("stage needs a call or a launch")
+    _perf["staged"], _perf["outputs"] = inner, None
+
+
+def _timed(module, msg: dict, device: str) -> int:
+    """Run the staged request between an L2 flush and device synchronisations; keep its outputs and
+    return their digest (``perf_wire``)."""
+    inner, _perf["staged"] = _perf["staged"], None
+    if inner is None:
+        raise TypeError("nothing was staged")
+    perf_wire.unmask(inner, int(msg.get("key", 0)))
+    _l2_flush(device)
+    _sync(device)
+    if msg.get("echo"):
+        if inner["op"] == "launch":
+            value = [a["buffer"] for a in inner.get("args", ()) if isinstance(a, dict) and "buffer" in a]
+        else:
+            value = [torch.empty(tuple(shape), dtype=dtype, device=device) for shape, dtype in msg.get("like") or ()]
+    elif inner["op"] == "launch":
+        value = triton_launch.launch(module, inner)
+    else:
+        fn = getattr(module, str(inner.get("fn")), None)
+        if not callable(fn):
+            raise TypeError(f"{inner.get('fn')!r} is not defined in the submission")
+        value = fn(*inner.get("args", ()), **inner.get("kwargs", {}))
+    _sync(device)
+    result = perf_wire.digest(perf_wire.tensors(value), int(msg.get("sketch", 0)))
+    _perf["outputs"] = None if msg.get("echo") else value
+    return result
+
+
+def _fetch() -> object:
+    value, _perf["outputs"] = _perf["outputs"], None
+    return value
 
 
 NOFILE = 1024
@@ -431,11 +515,17 @@ def serve(sock: socket.socket, scopes: list[str] = ()) -> int:
             else:
                 client.send({"op": "result", "value": None, "cpu": _cpu()})
             continue
-        if op not in ("call", "launch"):
+        if op not in ("call", "launch", "stage", "timed", "fetch"):
             continue
         fn = getattr(module, str(msg.get("fn")), None)
         try:
-            if op == "launch":
+            if op == "stage":
+                value = _stage(msg)
+            elif op == "timed":
+                value = _timed(module, msg, device)
+            elif op == "fetch":
+                value = _fetch()
+            elif op == "launch":
                 value = triton_launch.launch(module, msg)
             elif not callable(fn):
                 raise TypeError(f"{msg.get('fn')!r} is not defined in the submission")

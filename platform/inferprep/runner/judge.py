@@ -24,7 +24,7 @@ from ..grading import Grading, StopGrading, load_module
 from ..grading import counterexample as ce_search
 from ..verdict import INPUT_CHECKS, CaseResult, Counterexample, Status, Verdict
 from . import sandbox
-from .process import RunFailed, SubmissionProcess
+from .process import RunFailed, SubmissionProcess, load_submission
 from .recording import WireRecorder
 
 log = logging.getLogger("inferprep.judge")
@@ -64,7 +64,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
           sandbox_mode: str | None = None, progress: Callable[[CaseResult], None] | None = None,
           launcher=None, fail_fast: bool | str = False, salt: int | None = None,
           recorder: WireRecorder | None = None, cancel: threading.Event | None = None,
-          counterexample: bool = True) -> Verdict:
+          counterexample: bool = True, perf: bool | None = None, perf_clock: Callable[[str], float] | None = None,
+          perf_rule=None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -83,6 +84,11 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     and attached as ``verdict.counterexample``; ``counterexample=False`` withholds its content (a
     mock interview: the verdict then says only that one was found; grading again with the same salt
     and ``counterexample=True`` shows it).
+
+    ``perf``: run the performance stage (``runner.perf``) after the core passed, for an exercise
+    with ``perf = true``; None (the default) runs it on CUDA only (on CPU it costs seconds and its
+    figures are noisy). ``perf_clock`` and ``perf_rule`` replace the stage's clock and stopping rule
+    (tests). Its result is ``verdict.perf``; it never changes the verdict's status.
 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
@@ -117,27 +123,14 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
                     attempt + 1, PLATFORM_RETRIES + 1)
     verdict.platform_retries = attempt
+    wanted = (device == "cuda") if perf is None else perf
+    if (wanted and exercise.meta.perf and not public and not fail_fast and verdict.status == Status.PASSED
+            and not (cancel is not None and cancel.is_set())):
+        from . import perf as perf_stage
+        verdict.perf = perf_stage.run_stage(exercise, code, device=device, salt=salt, sandbox_mode=sandbox_mode,
+                                            launcher=launcher, clock=perf_clock,
+                                            rule=perf_rule or perf_stage.DEFAULT_RULE, cancel=cancel)
     return verdict
-
-
-def load_submission(proc: SubmissionProcess) -> tuple[Status | None, str]:
-    """Start ``proc`` (the child loads the submission from its file): (None, "") when it is ready
-    for calls, else the status and message of why not (invalid, raised or died while importing,
-    or the platform failed)."""
-    try:
-        first = proc.start()
-    except RunFailed as e:
-        return e.status, (str(e) if proc.platform_failure else f"while importing your file: {e}")
-    op = first.get("op")
-    if op == "ready":
-        return None, ""
-    if op == "invalid":
-        return Status.INVALID_SUBMISSION, str(first.get("message", "invalid submission"))
-    if op == "raised":
-        kind = first.get("kind")
-        status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
-        return status, f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
-    return Status.RUNTIME_ERROR, "the submission process answered out of protocol"
 
 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,

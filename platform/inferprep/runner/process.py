@@ -500,6 +500,12 @@ class SubmissionProcess:
     def call(self, fn: str, *args, **kwargs) -> Any:
         return self._value(self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs}))
 
+    def perf_request(self, msg: dict) -> Any:
+        """One of the perf stage's requests (``stage``, ``timed``, ``fetch``: see ``harness`` and
+        ``perf_wire``); returns its value, raises like ``call``. The caller times what it times
+        with its own clock (``runner.perf``)."""
+        return self._value(self._request(msg))
+
     def run_scratch(self, snippet: str) -> float:
         """Run a scratch snippet in the child with the submission bound to ``solution`` (the
         harness's ``scratch`` op). Returns the child's CPU seconds so far as it reports them (a
@@ -590,3 +596,23 @@ def drain_cleanups(timeout: float = 30.0) -> None:
             return
         for t in pending:
             t.join(max(0.0, deadline - time.monotonic()))
+
+
+def load_submission(proc: SubmissionProcess) -> tuple[Status | None, str]:
+    """Start ``proc`` (the child loads the submission from its file): (None, "") when it is ready
+    for calls, else the status and message of why not (invalid, raised or died while importing,
+    or the platform failed)."""
+    try:
+        first = proc.start()
+    except RunFailed as e:
+        return e.status, (str(e) if proc.platform_failure else f"while importing your file: {e}")
+    op = first.get("op")
+    if op == "ready":
+        return None, ""
+    if op == "invalid":
+        return Status.INVALID_SUBMISSION, str(first.get("message", "invalid submission"))
+    if op == "raised":
+        kind = first.get("kind")
+        status = {"memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}.get(kind, Status.RUNTIME_ERROR)
+        return status, f"your file raised while being imported: {first.get('message')}\n{first.get('traceback', '')}".strip()
+    return Status.RUNTIME_ERROR, "the submission process answered out of protocol"

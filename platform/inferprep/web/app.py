@@ -31,7 +31,7 @@ from .api import scratch as api_scratch
 from .api import submissions as api_submissions
 from .bodycap import BodyCheck
 from .inflight import InFlightLimit
-from .pages import dashboard, events, exercises, progress, submissions
+from .pages import dashboard, events, exercises, leaderboard, progress, submissions
 from .responses import error_response, wants_json  # noqa: F401 - app's names too
 from .pages import interview as interview_pages
 from .pages import followups as followups_pages
@@ -119,7 +119,7 @@ def create_app(settings: Settings | None = None, *, grade: GradeFn | None = None
               api_followups.router):
         app.include_router(r, prefix="/api")
     for r in (dashboard.router, exercises.router, submissions.router, events.router, progress.router,
-              followups_pages.router):
+              followups_pages.router, leaderboard.router):
         app.include_router(r)
     interview_pages.install(app)   # mock interviews (issue 18): routes and the countdown's template globals
 
