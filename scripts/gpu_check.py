@@ -26,10 +26,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 MEMORY_VARIANTS = {
-    "flash-attention-forward": ("materialize_scores.py", "rowblock_softmax.py"),
-    "flash-attention-backward": ("materialize_p.py", "rowblock_softmax.py"),
+    "flash-attention-forward": ("materialize_scores", "rowblock_softmax"),
+    "flash-attention-backward": ("materialize_p", "rowblock_softmax"),
 }
-"""Known-wrong variants that must hit the memory limit (an N x N or B_q x N float32 matrix is
+"""Known-wrong variants (by stem: a whole file or a patch) that must hit the memory limit (an N x N or B_q x N float32 matrix is
 576 MiB, over the exercise's limit): always run, on every device, so the GPU cap is seen to bind."""
 
 KINDS = ("reference", "stub", "variant")
@@ -55,7 +55,7 @@ def plan(exercises, device: str, *, variants: int, seed: int) -> tuple[list[dict
         refs.append({"slug": ex.slug, "kind": "reference", "file": str(ex.reference_path), "expect": "passed"})
         stubs.append({"slug": ex.slug, "kind": "stub", "file": str(ex.stub_path), "expect": "fails"})
         paths = sorted(ex.wrong_paths, key=lambda p: p.name)
-        memory = [p for p in paths if p.name in MEMORY_VARIANTS.get(ex.slug, ())]
+        memory = [p for p in paths if p.stem in MEMORY_VARIANTS.get(ex.slug, ())]
         others = [p for p in paths if p not in memory]
         chosen = memory + sorted(rnd.sample(others, min(variants, len(others))), key=lambda p: p.name)
         for p in chosen:
@@ -75,10 +75,15 @@ def met(expect: str, status: str, target_failed: bool) -> bool:
     return status not in ("passed", "internal_error", "skipped", "error") and target_failed
 
 
-def _variant_target(path: str) -> str:
-    from inferprep.check import variant_target
+def _variant(job: dict):
+    from inferprep import catalog
+    from inferprep.wrong_variants import WrongVariant
+    return WrongVariant(Path(job["file"]), catalog.get(job["slug"]).reference_path)
+
+
+def _variant_target(job: dict) -> str:
     try:
-        return variant_target(Path(path).read_text(encoding="utf-8"))
+        return _variant(job).target()
     except (ValueError, SyntaxError, OSError):
         return "core"
 
@@ -105,14 +110,15 @@ def run_job(job: dict, device: str, sandbox_mode: str | None, deadline: float, j
         from inferprep.runner import judge
         from inferprep.verdict import INPUT_CHECKS
         ex = catalog.get(job["slug"])
-        code = Path(job["file"]).read_text(encoding="utf-8")
+        # a variant kept as a patch is the reference with the patch applied
+        code = _variant(job).source() if job["kind"] == "variant" else Path(job["file"]).read_text(encoding="utf-8")
         kwargs = {}
         target = "core"
         if job["kind"] == "reference":
             if "perf" in inspect.signature(judge.grade).parameters:
                 kwargs["perf"] = perf
         else:
-            target = _variant_target(job["file"]) if job["kind"] == "variant" else "core"
+            target = _variant_target(job) if job["kind"] == "variant" else "core"
             kwargs["fail_fast"] = INPUT_CHECKS if target == INPUT_CHECKS else True
         v = judge.grade(ex, code, device=device, sandbox_mode=sandbox_mode, cancel=cancel, **kwargs)
         status = v.status.value

@@ -101,8 +101,10 @@ def test_the_plan_puts_references_first_keeps_the_memory_variants_and_skips_cpu_
     jobs, skipped = d.plan([cpu_only, fa], "cuda", variants=1, seed=3)
     assert skipped == [{"slug": cpu_only.slug, "why": "graded on cpu only"}]
     assert [j["kind"] for j in jobs] == ["reference", "stub", "variant", "variant", "variant"]
-    memory = [Path(j["file"]).name for j in jobs if j["expect"] == "memory_limit"]
-    assert memory == ["materialize_scores.py", "rowblock_softmax.py"]
+    memory = [Path(j["file"]).stem for j in jobs if j["expect"] == "memory_limit"]
+    assert memory == ["materialize_scores", "rowblock_softmax"]   # one kept as a patch, one whole
+    patched = next(j for j in jobs if j["file"].endswith(".patch"))
+    assert "def " in d._variant(patched).source()                # graded as the patched reference
     again, _ = d.plan([cpu_only, fa], "cuda", variants=1, seed=3)
     assert again == jobs  # the same draw on every machine
     jobs_cpu, skipped_cpu = d.plan([cpu_only], "cpu", variants=0, seed=3)
