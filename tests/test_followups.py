@@ -74,6 +74,7 @@ def test_the_figures_the_questions_quote():
     assert beam.blocks_held(1200, 8, 16, 1000) * 16 * beam.kv_bytes_per_token(32, 8, 128, 2) / 2**20 == 332
     # ring-reduce-scatter: the crossover and the bus bandwidth
     assert ring.crossover_bytes(8, 5e-6, 100e9) == pytest.approx(16e6)
+    assert ring.crossover_bytes(16, 5e-6, 100e9) == pytest.approx(88e6)   # the question's p = 16
     assert ring.bus_bandwidth("all_reduce", 1e9, 0.01, 8) == pytest.approx(175e9)
     # speculative-verifier
     assert spec.expected_tokens_per_step(0.8, 4) == pytest.approx(3.3616)
@@ -85,6 +86,21 @@ def test_the_figures_the_questions_quote():
     first_p = samp.sampling_probs(x, 2.0, 0, 0.75, 0.0, ("top_p", "temperature", "top_k", "min_p"))[0]
     assert first_t.tolist() == pytest.approx([0.41545, 0.32180, 0.26275], abs=5e-5)
     assert first_p.tolist() == pytest.approx([0.56351, 0.43649, 0.0], abs=5e-5)
+
+
+def test_the_figures_the_revised_questions_quote():
+    moe, kv = _ref("moe-experts-per-step"), _ref("kv-capacity")
+    from inferprep import specs
+    # moe-experts-per-step: Mixtral reaches 95% of its experts at batch 11 (99% only at 17, by a hair)
+    assert moe.batch_for_expert_fraction(8, 2, 0.95) == 11 and moe.batch_for_expert_fraction(8, 2, 0.99) == 17
+    assert round(0.75 ** 10, 3) == 0.056 and round(0.75 ** 11, 3) == 0.042 and 0.75 ** 16 > 0.01
+    # kv-capacity: the weight bytes the 32K prompts give, and that rounding the model to 71 B loses a sequence
+    assert 141104775168 // 8 == 17_638_096_896
+    def seqs(weights_per_gpu, kv_dtype):
+        return kv.kv_capacity(85029615043, 0.9, weights_per_gpu, 2 * 2**30, 2**30 // 2, 2**30,
+                              specs.LLAMA_3_1_70B, 8, kv_dtype, 16, 32000, 256)["max_seqs_effective"]
+    assert seqs(17_638_096_896, kv.DType.BF16) == 42 and seqs(17_638_096_896, kv.DType.FP8) == 84
+    assert seqs(71 * 10**9 * 2 // 8, kv.DType.BF16) == 41
 
 
 def test_which_knob_pairs_commute_as_the_question_says():
@@ -236,8 +252,8 @@ def test_cli_lists_after_a_pass_and_records_the_first_answer(local_db):
     r = CliRunner().invoke(app, ["followups", slug])
     assert r.exit_code == 0, r.output
     assert "crossover-mb" in r.stdout and "first answer" in r.stdout and "[1]" in r.stdout
-    assert "16 MB" not in r.stdout                                   # no answer before answering
-    r = CliRunner().invoke(app, ["followups", slug, "--answer", "crossover-mb", "16.1"])
+    assert "88 MB" not in r.stdout                                   # no answer before answering
+    r = CliRunner().invoke(app, ["followups", slug, "--answer", "crossover-mb", "88.5"])
     assert r.exit_code == 0 and "right" in r.stdout and "doi.org" in r.stdout
     r = CliRunner().invoke(app, ["followups", slug, "--answer", "crossover-mb", "3"])
     assert r.exit_code == 0 and "first answer counts" in r.stdout   # the first one stands
@@ -251,7 +267,7 @@ def test_cli_lists_after_a_pass_and_records_the_first_answer(local_db):
         rows = s.exec(db_select(FollowupAnswer)).all()
     assert sorted((a.question_id, a.correct, a.context) for a in rows) == [
         ("crossover-mb", True, "practice"), ("nccl-chooses", False, "practice")]
-    assert json.loads(next(a for a in rows if a.question_id == "crossover-mb").answer_json) == 16.1
+    assert json.loads(next(a for a in rows if a.question_id == "crossover-mb").answer_json) == 88.5
 
 
 def test_cli_order_answer_uses_the_listed_labels(local_db):
