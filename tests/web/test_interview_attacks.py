@@ -1,0 +1,171 @@
+"""A hostile student against the mock interview's web routes (issue 18, red team): the routes a
+scheduled interview's report and score could leak through before its window closes or with review
+off; ids too large for the database; another user's session; follow-ups before a pass, twice, and
+in a session with a pass made before it. Each test is an attack; the assertions are what must hold."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from fastapi.testclient import TestClient
+
+from inferprep import auth, cohort_interviews, cohorts, db, followups, interview
+from inferprep.models import JobState, Submission, SubmissionKind
+from inferprep.settings import Settings
+from inferprep.web import create_app
+
+SECRET = "r" * 40
+PASSWORD = "correct horse battery"
+T0 = datetime(2031, 5, 6, 14, 0, tzinfo=timezone.utc)
+HUGE = 10**30
+
+
+class Site:
+    """Cohort mode: instructor Tina (cohort A) with student Alice, instructor Olga (cohort B) with Dave."""
+
+    def __init__(self, tmp_path):
+        self.settings = Settings(data_dir=tmp_path, cohort_mode=True, secret_key=SECRET, grading_threads=0)
+        self.app = create_app(self.settings, devices=("cpu",))
+        self.client = TestClient(self.app, follow_redirects=False)
+        self.client.__enter__()
+        self.now = T0 - timedelta(days=1)
+        interview.set_clock(lambda: self.now)
+        with db.session_scope(self.settings.db_url) as s:
+            self.tina = auth.create_user(s, "tina@x.org", "Tina", PASSWORD, is_instructor=True)
+            self.olga = auth.create_user(s, "olga@x.org", "Olga", PASSWORD, is_instructor=True)
+            self.cohort = cohorts.create_cohort(s, "Cohort A", instructor_id=self.tina.id)
+            other = cohorts.create_cohort(s, "Cohort B", instructor_id=self.olga.id)
+            self.alice = auth.sign_up(s, join_code=self.cohort.join_code, email="alice@x.org", name="Alice Liddell",
+                                      password=PASSWORD)
+            self.dave = auth.sign_up(s, join_code=other.join_code, email="dave@x.org", name="Dave", password=PASSWORD)
+
+    def as_(self, user) -> TestClient:
+        c = TestClient(self.app, follow_redirects=False)
+        with db.session_scope(self.settings.db_url) as s:
+            token = auth.create_session(s, user.id, secret=SECRET, hours=24 * 365 * 10)
+        c.cookies.set("inferprep_session", token)
+        c.headers["X-CSRF-Token"] = auth.csrf_token(SECRET, token)
+        return c
+
+    def schedule(self, **kw):
+        with db.session_scope(self.settings.db_url) as s:
+            args = dict(title="Friday mock", scope_kind="collection", scope="Jane Street", minutes=30,
+                        opens_at=T0, closes_at=T0 + timedelta(hours=2), review_after=True, now=self.now)
+            args.update(kw)
+            return cohort_interviews.schedule(s, self.cohort.id, **args)
+
+    def close(self):
+        interview.set_clock(None)
+        self.client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def site(tmp_path):
+    s = Site(tmp_path)
+    yield s
+    s.close()
+
+
+def take_and_pass(site, ci) -> tuple[int, str]:
+    """Alice starts ``ci`` inside its window, passes its exercise and finishes early: (session id, slug)."""
+    alice = site.as_(site.alice)
+    site.now = T0 + timedelta(minutes=5)
+    r = alice.post(f"/cohort/interviews/{ci.id}/start")
+    assert r.status_code == 303, r.text
+    sid = int(re.fullmatch(r"/interview/(\d+)", r.headers["location"]).group(1))
+    with db.session_scope(site.settings.db_url) as s:
+        (slug,) = [it.slug for it in interview.session_items(s, interview.get_session(s, site.alice.id, sid))]
+        s.add(Submission(user_id=site.alice.id, slug=slug, kind=SubmissionKind.SUBMIT.value, code="# x\n",
+                         state=JobState.DONE.value, passed=True, status="passed", score=1.0,
+                         created_at=T0 + timedelta(minutes=12)))
+        s.commit()
+    site.now = T0 + timedelta(minutes=15)
+    r = alice.post(f"/interview/{sid}/finish", data={"confirm": "yes"})
+    assert r.status_code == 303
+    return sid, slug
+
+
+def test_a_scheduled_interviews_report_stays_closed_on_the_interview_routes_until_the_window_closes(site):
+    ci = site.schedule()
+    sid, slug = take_and_pass(site, ci)
+    alice = site.as_(site.alice)
+    # the window is still open: the report is closed on every route, and the score with it
+    r = alice.get(f"/interview/{sid}/report")
+    assert r.status_code == 403 and "report opens when the window closes" in r.text
+    assert 'data-testid="interview-score"' not in r.text
+    # the session's page and finishing again lead to the scheduled interview's page, not the report
+    for r in (alice.get(f"/interview/{sid}"), alice.post(f"/interview/{sid}/finish", data={"confirm": "yes"})):
+        assert r.status_code == 303 and r.headers["location"] == f"/cohort/interviews/{ci.id}"
+    page = alice.get(f"/cohort/interviews/{ci.id}").text
+    assert "report opens when the window closes" in page and 'data-testid="mock-score"' not in page
+    # the history lists the session without its score (it would be the report's)
+    with db.session_scope(site.settings.db_url) as s:
+        score = interview.get_session(s, site.alice.id, sid).score
+    assert score is not None and score > 0
+    page = alice.get("/interview").text
+    row = re.search(r'<table class="list small" id="interview-history">(.*?)</table>', page, re.S).group(1)
+    assert "—" in row and f'{score:.0f}</td>' not in row and f"/interview/{sid}/report" not in row
+    # the editorial stays closed too (passed inside the interview, window open)
+    assert alice.get(f"/api/exercises/{slug}/solution").status_code == 403
+    assert alice.get(f"/exercises/{slug}/solution").status_code == 403
+    # after the window: open (review on)
+    site.now = T0 + timedelta(hours=3)
+    assert alice.get(f"/interview/{sid}/report").status_code == 200
+    assert f"/interview/{sid}/report" in alice.get("/interview").text
+    # the instructor closes review: closed again on the interview routes
+    with db.session_scope(site.settings.db_url) as s:
+        cohort_interviews.set_options(s, s.get(type(ci), ci.id), review_after=False)
+    r = alice.get(f"/interview/{sid}/report")
+    assert r.status_code == 403 and "keep the reports of this interview closed" in r.text
+
+
+def test_session_and_interview_ids_too_large_for_the_database_answer_404(site):
+    alice = site.as_(site.alice)
+    tina = site.as_(site.tina)
+    for path in (f"/interview/{HUGE}", f"/interview/{HUGE}/report", f"/cohort/interviews/{HUGE}",
+                 f"/cohort/interviews/{HUGE}/leaderboard", f"/interview/-{HUGE}"):
+        assert alice.get(path).status_code == 404, path
+    for path in (f"/interview/{HUGE}/finish", f"/cohort/interviews/{HUGE}/start"):
+        assert alice.post(path, data={"confirm": "yes"}).status_code == 404, path
+    r = tina.post(f"/teach/cohorts/{site.cohort.id}/interviews/{HUGE}/options", data={"review_after": "on"})
+    assert r.status_code == 404
+    assert tina.post(f"/teach/cohorts/{HUGE}/interviews", data={"title": "x"}).status_code == 404
+
+
+def test_another_students_session_and_another_cohorts_interview_answer_404(site):
+    ci = site.schedule()
+    sid, _ = take_and_pass(site, ci)
+    dave, olga = site.as_(site.dave), site.as_(site.olga)
+    for c in (dave, olga):
+        for path in (f"/interview/{sid}", f"/interview/{sid}/report", f"/cohort/interviews/{ci.id}"):
+            assert c.get(path).status_code == 404, path
+        assert c.post(f"/interview/{sid}/finish", data={"confirm": "yes"}).status_code == 404
+        assert c.post(f"/cohort/interviews/{ci.id}/start").status_code == 404
+    # the instructor of cohort B cannot read cohort A's results or CSV
+    assert olga.get(f"/teach/cohorts/{site.cohort.id}").status_code == 404
+    assert olga.get(f"/teach/cohorts/{site.cohort.id}/grades.csv").status_code == 404
+
+
+def test_the_schedule_form_refuses_bad_input_with_4xx(site):
+    tina = site.as_(site.tina)
+    base = {"title": "x", "scope": "collection:Jane Street", "minutes": "30",
+            "opens_at": T0.strftime("%Y-%m-%dT%H:%M"), "closes_at": (T0 + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M"),
+            "draw": "same"}
+    bad = [{"minutes": "x"}, {"minutes": "31"}, {"minutes": str(HUGE)}, {"scope": "nope"}, {"scope": "track:"},
+           {"opens_at": "tomorrow"}, {"closes_at": ""}, {"draw": "mine"}, {"title": ""}, {"title": "t" * 300},
+           {"opens_at": "9999-12-31T23:59", "closes_at": "9999-12-31T23:59+00:00"},
+           {"opens_at": "0001-01-01T00:00+05:00"}, {"closes_at": "9999-12-31T23:59-05:00"},
+           {"opens_at": "2031-05-06T14:00+99:00"}]
+    for change in bad:
+        r = tina.post(f"/teach/cohorts/{site.cohort.id}/interviews", data={**base, **change})
+        assert 400 <= r.status_code < 500, (change, r.status_code, r.text[:300])
+
+
+def test_a_title_made_to_be_a_formula_is_not_one_in_the_csv(site):
+    site.schedule(title='=HYPERLINK("http://evil","x")')
+    text = site.as_(site.tina).get(f"/teach/cohorts/{site.cohort.id}/grades.csv").text
+    header = text.splitlines()[0]
+    assert "=HYPERLINK" in header
+    assert not any(cell.strip('"').startswith(("=", "+", "-", "@")) for cell in header.split(","))
