@@ -43,6 +43,7 @@ from .followups import FollowupResult
 from .catalog import Difficulty, Kind
 from .interview_models import CohortInterview, DrawMode, InterviewItem, InterviewSession, ScopeKind
 from .models import JobState, Submission, SubmissionKind, utcnow
+from .queue import take_gate
 from .verdict import CORE, Verdict
 
 LENGTHS = (30, 45, 60, 90)
@@ -50,6 +51,8 @@ LENGTHS = (30, 45, 60, 90)
 HINT_PENALTY = 0.10
 """The fraction of an exercise's points each hint used in a session costs."""
 REPEAT_DAYS = 14
+START_GATE = "interview-start"
+"""The ``queue.take_gate`` row that serializes the starts of mock interviews (one active session per user)."""
 """An exercise the user passed within this many days is drawn only when no other fits its slot."""
 PASS_BASE = 0.8
 """The fraction of an exercise's points a pass earns before its follow-ups (the rest: follow-ups)."""
@@ -244,10 +247,31 @@ def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minu
     if minutes not in LENGTHS:
         raise services.BadRequest(f"a mock interview lasts {', '.join(map(str, LENGTHS))} minutes, not {minutes}")
     label = scope_label(scope_kind, scope)
-    current = active_session(s, user_id, now=t)
-    if current is not None:
-        raise services.BadRequest(f"you already have a mock interview under way (#{current.id}, "
-                                  f"{remaining_seconds(current, t) // 60} minutes left): finish it first")
+    if seed is not None and not -(2**63) <= seed < 2**63:
+        raise services.BadRequest("the seed is a whole number between -2^63 and 2^63 - 1")
+    active_session(s, user_id, now=t)   # ends (and commits) the sessions whose time ran out
+    # Two starts at once: each takes the gate first (a row lock on PostgreSQL, the write lock on
+    # SQLite, held until the commit below), so the second one sees the first one's session.
+    s.commit()
+    take_gate(s, START_GATE)
+    try:
+        current = s.exec(select(InterviewSession).where(InterviewSession.user_id == user_id,
+                                                        InterviewSession.finished_at == None)   # noqa: E711
+                         .order_by(InterviewSession.id)).first()
+        if current is not None:
+            raise services.BadRequest(f"you already have a mock interview under way (#{current.id}, "
+                                      f"{remaining_seconds(current, t) // 60} minutes left): finish it first")
+        return _start_locked(s, user_id, t, scope_kind=scope_kind, scope=scope, label=label, minutes=minutes,
+                             seed=seed, source=source, cohort_interview=cohort_interview, avoid_recent=avoid_recent)
+    except BaseException:
+        s.rollback()    # releases the gate
+        raise
+
+
+def _start_locked(s: Session, user_id: int, t: datetime, *, scope_kind: str, scope: str, label: str, minutes: int,
+                  seed: int | None, source: str, cohort_interview: CohortInterview | None,
+                  avoid_recent: bool) -> InterviewSession:
+    """``start_session`` under the gate: draw, insert and commit (the commit releases the gate)."""
     if cohort_interview is not None:
         if seed is None:
             seed = _cohort_seed(cohort_interview, user_id)
