@@ -43,6 +43,8 @@ from .followups import FollowupResult
 from .catalog import Difficulty, Kind
 from .interview_models import CohortInterview, DrawMode, InterviewItem, InterviewSession, ScopeKind
 from .models import JobState, Submission, SubmissionKind, utcnow
+from .cohort_models import SubmissionGate
+from .db import insert_or_ignore
 from .queue import take_gate
 from .verdict import CORE, Verdict
 
@@ -252,6 +254,9 @@ def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minu
     active_session(s, user_id, now=t)   # ends (and commits) the sessions whose time ran out
     # Two starts at once: each takes the gate first (a row lock on PostgreSQL, the write lock on
     # SQLite, held until the commit below), so the second one sees the first one's session.
+    # the gate's row first, so that take_gate never rolls back (a rollback would expire the
+    # caller's loaded objects); then no transaction is open, as take_gate needs
+    insert_or_ignore(s, SubmissionGate, name=START_GATE, taken=0)
     s.commit()
     take_gate(s, START_GATE)
     try:

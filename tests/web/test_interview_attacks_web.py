@@ -169,3 +169,100 @@ def test_a_title_made_to_be_a_formula_is_not_one_in_the_csv(site):
     header = text.splitlines()[0]
     assert "=HYPERLINK" in header
     assert not any(cell.strip('"').startswith(("=", "+", "-", "@")) for cell in header.split(","))
+
+
+# -- local mode: the fake judge of conftest.py grades "# PASS" as passing ----------------------------
+from webutil import wait_done  # noqa: E402
+
+
+def _followup_exercise():
+    from inferprep import catalog
+    return next(ex for ex in catalog.all_exercises()
+                if not ex.unavailable and ex.meta.difficulty.value == "medium" and followups.load(ex.folder)
+                and any(isinstance(q, followups.Ordering) for q in followups.load(ex.folder)))
+
+
+def _seed_drawing(slug: str, track: str) -> int:
+    return next(seed for seed in range(2000)
+                if interview.draw(interview.candidates("track", track), 30, seed, set())[0][0] == slug)
+
+
+def test_in_a_session_every_hint_route_charges_and_no_route_shows_an_answer_before_it_is_given(client, settings):
+    clock_t = {"t": datetime.now(timezone.utc).replace(microsecond=0)}
+    interview.set_clock(lambda: clock_t["t"])
+    try:
+        ex = _followup_exercise()
+        qs = followups.load(ex.folder)
+        # solved long before: the editorial is open now, and closes during the session
+        sub = client.post(f"/api/exercises/{ex.slug}/submissions", json={"code": "# PASS\n", "kind": "submit"}).json()
+        wait_done(client, sub["id"])
+        assert client.get(f"/api/exercises/{ex.slug}/solution").status_code == 200
+        with db.session_scope(settings.db_url) as s:   # 20 days ago: the draw may give it again
+            row = s.get(Submission, sub["id"])
+            row.created_at = clock_t["t"] - timedelta(days=20)
+            s.add(row)
+            s.commit()
+        seed = _seed_drawing(ex.slug, ex.meta.track.value)
+        r = client.post("/interview/start", data={"scope": f"track:{ex.meta.track.value}", "minutes": "30",
+                                                  "seed": str(seed)}, follow_redirects=False)
+        assert r.status_code == 303, r.text
+        sid = int(r.headers["location"].rsplit("/", 1)[1])
+        assert items_of(settings, sid) == [ex.slug]
+        for path in (f"/api/exercises/{ex.slug}/solution", f"/exercises/{ex.slug}/solution"):
+            assert client.get(path).status_code == 403, path
+        # a pass made before the session does not open the follow-ups in it
+        assert client.get(f"/api/exercises/{ex.slug}/followups").status_code == 403
+        assert client.post(f"/api/exercises/{ex.slug}/followups/{qs[0].id}", json={"answer": 0}).status_code == 403
+        assert 'data-testid="followup-explanation"' not in client.get(f"/exercises/{ex.slug}").text
+        # hints: the page's route and the API's both count
+        assert len(ex.meta.hints) >= 2
+        client.post(f"/exercises/{ex.slug}/hints", follow_redirects=False)
+        client.post(f"/api/exercises/{ex.slug}/hints")
+        with db.session_scope(settings.db_url) as s:
+            (item,) = interview.session_items(s, interview.get_session(s, 1, sid))
+        assert item.hints_used == 2
+        # pass in the session: the questions come, without answers, explanations or the right order
+        sub = client.post(f"/api/exercises/{ex.slug}/submissions", json={"code": "# PASS\n", "kind": "submit"}).json()
+        wait_done(client, sub["id"])
+        data = client.get(f"/api/exercises/{ex.slug}/followups").json()
+        assert data["context"] == f"interview:{sid}"
+        for q, pub in zip(qs, data["questions"]):
+            assert not pub["answered"] and pub["explanation"] is None and pub["right_answer"] is None
+            if isinstance(q, followups.Ordering):
+                assert pub["items"] != [q.items[i] for i in q.answer]
+        html = client.get(f"/exercises/{ex.slug}/followups").text
+        for q in qs:
+            assert q.explanation[:40] not in html
+            assert f'data-answer' not in html and f'"answer": {q.answer}' not in html
+        # the first answer stands, via either route
+        q = qs[0]
+        first = client.post(f"/api/exercises/{ex.slug}/followups/{q.id}", json={"answer": _wrong(q)}).json()
+        assert first["recorded"] and first["correct"] is False
+        again = client.post(f"/api/exercises/{ex.slug}/followups/{q.id}", json={"answer": _right(q, ex.slug)}).json()
+        assert not again["recorded"] and again["correct"] is False
+        # the report is the session's page until it ends; it opens after Finish
+        assert client.get(f"/interview/{sid}/report", follow_redirects=False).status_code == 303
+    finally:
+        interview.set_clock(None)
+
+
+def items_of(settings, sid: int) -> list[str]:
+    with db.session_scope(settings.db_url) as s:
+        return [i.slug for i in interview.session_items(s, interview.get_session(s, 1, sid))]
+
+
+def _wrong(q):
+    if isinstance(q, followups.SingleChoice):
+        return (q.answer + 1) % len(q.choices)
+    if isinstance(q, followups.MultipleChoice):
+        return [i for i in range(len(q.choices)) if i not in q.answer] or [0, 1]
+    if isinstance(q, followups.NumberAnswer):
+        return q.answer * 3 + 1
+    return list(range(len(q.items)))[::-1]
+
+
+def _right(q, slug):
+    if isinstance(q, followups.Ordering):
+        shown = followups.display_order(1, slug, q)
+        return [shown.index(i) for i in q.answer]
+    return q.answer
