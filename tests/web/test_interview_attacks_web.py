@@ -266,3 +266,16 @@ def _right(q, slug):
         shown = followups.display_order(1, slug, q)
         return [shown.index(i) for i in q.answer]
     return q.answer
+
+
+def test_the_leaderboard_other_users_results_is_closed_during_a_session(site):
+    ci = site.schedule(leaderboard=True)
+    alice = site.as_(site.alice)
+    board = f"/cohort/interviews/{ci.id}/leaderboard"
+    assert alice.get(board).status_code == 200
+    site.now = T0 + timedelta(minutes=5)
+    assert alice.post(f"/cohort/interviews/{ci.id}/start").status_code == 303
+    r = alice.get(board)
+    assert r.status_code == 403 and "closed during your mock interview" in r.text
+    site.now = T0 + timedelta(minutes=40)           # its time ran out
+    assert alice.get(board).status_code == 200

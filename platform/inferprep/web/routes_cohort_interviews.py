@@ -109,6 +109,8 @@ def start(ci_id: RowId, s: SessionDep, user: SignedIn):
 def leaderboard_page(request: Request, ci_id: RowId, s: SessionDep, user: SignedIn):
     ci = cohort_interviews.for_member(s, user, ci_id)
     student = cohorts.role_in(s, user.id, ci.cohort_id) == "student"
+    if interview.active_session(s, user.id) is not None:   # other users' results close during a session
+        raise Locked(interview.lock_reason(s, user.id, "") or "other users' results are closed during your mock interview")
     return templates().TemplateResponse(request, "cohort_leaderboard.html", {
         "ci": ci, "board": cohort_interviews.leaderboard(s, ci, viewer_id=user.id), "student": student,
         "alias": cohort_interviews.alias_of(s, user.id, ci) if student else None, "nav": "cohort"})
