@@ -584,11 +584,23 @@ def lock_reason(s: Session, user_id: int, slug: str, now: datetime | None = None
                   .join(InterviewItem, InterviewItem.session_id == InterviewSession.id)
                   .join(CohortInterview, CohortInterview.id == InterviewSession.cohort_interview_id)
                   .where(InterviewSession.user_id == user_id, InterviewItem.slug == slug)).all()
-    for _, ci in rows:
+    for sess, ci in rows:
         if t < _aware(ci.closes_at):
             return (f"this exercise is in the mock interview {ci.title!r}: its editorial and reference open "
                     f"when the interview closes ({_aware(ci.closes_at):%Y-%m-%d %H:%M} UTC)")
+        if not ci.review_after and not _passed_outside(s, user_id, slug, sess):
+            return (f"this exercise was in the mock interview {ci.title!r}, whose instructors keep its review "
+                    f"closed: its editorial and reference open once you pass it outside that interview")
     return None
+
+
+def _passed_outside(s: Session, user_id: int, slug: str, session: InterviewSession) -> bool:
+    """Whether the user has a passing submit of ``slug`` made before ``session`` started or after it ended."""
+    start, end = _aware(session.started_at), _end_of(session)
+    rows = s.exec(select(Submission.created_at).where(
+        Submission.user_id == user_id, Submission.slug == slug, Submission.kind == SubmissionKind.SUBMIT.value,
+        Submission.passed == True, services.counts_as_attempt())).all()   # noqa: E712
+    return any(not start <= _aware(c) < end for c in rows)
 
 
 def opened_by_interview(s: Session, user_id: int, slug: str, now: datetime | None = None) -> bool:

@@ -279,3 +279,54 @@ def test_the_leaderboard_other_users_results_is_closed_during_a_session(site):
     assert r.status_code == 403 and "closed during your mock interview" in r.text
     site.now = T0 + timedelta(minutes=40)           # its time ran out
     assert alice.get(board).status_code == 200
+
+
+def _give_up_drawing(site, user, slug: str, track: str, at: datetime) -> int:
+    """``user`` starts a practice session whose (chosen) seed draws ``slug`` and finishes it at once."""
+    with db.session_scope(site.settings.db_url) as s:
+        seed = next(k for k in range(4000) if interview.draw(interview.candidates("track", track), 30, k,
+                                                                 interview.recently_passed(s, user.id, at))[0][0] == slug)
+        sess = interview.start_session(s, user.id, scope_kind="track", scope=track, minutes=30, seed=seed, now=at)
+        interview.finish_session(s, user.id, sess.id, now=at + timedelta(minutes=1))
+        return sess.id
+
+
+def test_giving_up_a_practice_session_does_not_open_an_assigned_exercises_editorial_before_its_deadline(site):
+    from inferprep import catalog
+    ex = next(e for e in catalog.all_exercises() if not e.unavailable and e.meta.difficulty.value == "medium"
+              and e.meta.track.value == "decoding")
+    with db.session_scope(site.settings.db_url) as s:
+        cohorts.assign(s, site.cohort.id, ex.slug, deadline=T0 + timedelta(days=7))
+    alice = site.as_(site.alice)
+    assert alice.get(f"/api/exercises/{ex.slug}/solution").status_code == 403
+    _give_up_drawing(site, site.alice, ex.slug, "decoding", T0)
+    site.now = T0 + timedelta(minutes=5)
+    r = alice.get(f"/api/exercises/{ex.slug}/solution")
+    assert r.status_code == 403 and "deadline" in r.text
+    # an exercise nobody assigned opens after the session, as the issue says (passed or not)
+    other = next(e for e in catalog.all_exercises() if not e.unavailable and e.meta.difficulty.value == "medium"
+                 and e.meta.track.value == "decoding" and e.slug != ex.slug)
+    _give_up_drawing(site, site.alice, other.slug, "decoding", T0 + timedelta(minutes=10))
+    site.now = T0 + timedelta(minutes=15)
+    assert alice.get(f"/api/exercises/{other.slug}/solution").status_code == 200
+
+
+def test_with_review_off_a_scheduled_interviews_editorials_stay_closed_unless_passed_outside_it(site):
+    ci = site.schedule(review_after=False)
+    sid, slug = take_and_pass(site, ci)            # passed inside the interview
+    alice = site.as_(site.alice)
+    site.now = T0 + timedelta(hours=3)              # the window has closed
+    r = alice.get(f"/api/exercises/{slug}/solution")
+    assert r.status_code == 403 and "closed" in r.text
+    # a practice session that draws it and is given up does not open it either
+    from inferprep import catalog
+    _give_up_drawing(site, site.alice, slug, catalog.get(slug).meta.track.value, site.now + timedelta(days=20))
+    site.now += timedelta(days=20, minutes=5)
+    assert alice.get(f"/api/exercises/{slug}/solution").status_code == 403
+    # a pass of its own, outside the interview, opens it
+    with db.session_scope(site.settings.db_url) as s:
+        s.add(Submission(user_id=site.alice.id, slug=slug, kind=SubmissionKind.SUBMIT.value, code="# x\n",
+                         state=JobState.DONE.value, passed=True, status="passed", score=1.0, created_at=site.now))
+        s.commit()
+    site.now += timedelta(minutes=1)
+    assert alice.get(f"/api/exercises/{slug}/solution").status_code == 200
