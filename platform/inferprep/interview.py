@@ -590,7 +590,8 @@ def lock_reason(s: Session, user_id: int, slug: str, now: datetime | None = None
                     f"when the interview closes ({_aware(ci.closes_at):%Y-%m-%d %H:%M} UTC)")
         if not ci.review_after and not _passed_outside(s, user_id, slug, sess):
             return (f"this exercise was in the mock interview {ci.title!r}, whose instructors keep its review "
-                    f"closed: its editorial and reference open once you pass it outside that interview")
+                    f"closed: its editorial and reference unlock after your code passes the hidden cases outside "
+                    f"that interview")
     return None
 
 
