@@ -90,6 +90,8 @@ def start(directory: Path = typer.Argument(..., help="where to write the stubs a
                    else (ScopeKind.TRACK.value, track))
     if minutes not in interview.LENGTHS:
         die(f"--minutes must be one of {', '.join(map(str, interview.LENGTHS))}, not {minutes}")
+    if seed is not None and not -(2**63) <= seed < 2**63:
+        die(f"--seed must lie between -2^63 and 2^63 - 1 (a replayed session's seed), not {seed}")
     seed = secrets.randbits(62) if seed is None else seed
     with _local_session() as s:
         try:
@@ -224,6 +226,8 @@ def report_(session_id: int = typer.Argument(..., help="the session's number (in
     from . import interview
     from .models import LOCAL_USER_ID
     from .services import NotFound
+    if not 0 < session_id < 2**63:
+        die(f"no mock interview {session_id}: `inferprep interview history` lists yours")
     with _local_session() as s:
         try:
             sess = interview.get_session(s, LOCAL_USER_ID, session_id)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -80,7 +80,10 @@ def schedule(s: Session, cohort_id: int, *, title: str, scope_kind: str, scope: 
         draw = DrawMode(draw).value
     except ValueError:
         raise BadRequest(f"draw is one of {', '.join(d.value for d in DrawMode)}") from None
-    opens_at, closes_at = aware(opens_at), aware(closes_at)
+    try:    # to UTC now: a time near year 1 or 9999 in another zone has no UTC datetime
+        opens_at, closes_at = aware(opens_at).astimezone(timezone.utc), aware(closes_at).astimezone(timezone.utc)
+    except OverflowError:
+        raise BadRequest("the window's times must lie between the years 1 and 9999 in UTC") from None
     if closes_at - opens_at < timedelta(minutes=minutes):
         raise BadRequest(f"the window ({opens_at:%Y-%m-%d %H:%M} to {closes_at:%Y-%m-%d %H:%M} UTC) is shorter "
                          f"than the interview's {minutes} minutes")

@@ -8,7 +8,8 @@ Each question has a machine-checkable answer of one of four types:
   0 < tol <= 0.5) and ``reference_expr``: a Python expression evaluated with the exercise's
   reference module's names in scope, which ``check-exercise`` evaluates and compares with
   ``answer`` (every numeric answer is computed by the reference);
-- ``order``: ``items`` (2..8 strings, shown shuffled), ``answer`` the indices of ``items`` in the
+- ``order``: ``items`` (3..8 strings, shown shuffled, never in the right order: with 2 that
+  would give the answer away), ``answer`` the indices of ``items`` in the
   right order (a permutation).
 
 Every question has ``explanation`` (markdown, shown after answering) and ``sources`` (at least one
@@ -105,7 +106,8 @@ class NumberAnswer(_Question):
 
 class Ordering(_Question):
     type: Literal["order"]
-    items: list[str] = Field(min_length=2, max_length=8)
+    # at least 3: the shown order is never the answer, so with 2 items it would be its reverse
+    items: list[str] = Field(min_length=3, max_length=8)
     answer: list[int]
 
     @model_validator(mode="after")

@@ -43,6 +43,9 @@ from .followups import FollowupResult
 from .catalog import Difficulty, Kind
 from .interview_models import CohortInterview, DrawMode, InterviewItem, InterviewSession, ScopeKind
 from .models import JobState, Submission, SubmissionKind, utcnow
+from .cohort_models import SubmissionGate
+from .db import insert_or_ignore
+from .queue import take_gate
 from .verdict import CORE, Verdict
 
 LENGTHS = (30, 45, 60, 90)
@@ -50,6 +53,8 @@ LENGTHS = (30, 45, 60, 90)
 HINT_PENALTY = 0.10
 """The fraction of an exercise's points each hint used in a session costs."""
 REPEAT_DAYS = 14
+START_GATE = "interview-start"
+"""The ``queue.take_gate`` row that serializes the starts of mock interviews (one active session per user)."""
 """An exercise the user passed within this many days is drawn only when no other fits its slot."""
 PASS_BASE = 0.8
 """The fraction of an exercise's points a pass earns before its follow-ups (the rest: follow-ups)."""
@@ -244,10 +249,34 @@ def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minu
     if minutes not in LENGTHS:
         raise services.BadRequest(f"a mock interview lasts {', '.join(map(str, LENGTHS))} minutes, not {minutes}")
     label = scope_label(scope_kind, scope)
-    current = active_session(s, user_id, now=t)
-    if current is not None:
-        raise services.BadRequest(f"you already have a mock interview under way (#{current.id}, "
-                                  f"{remaining_seconds(current, t) // 60} minutes left): finish it first")
+    if seed is not None and not -(2**63) <= seed < 2**63:
+        raise services.BadRequest("the seed is a whole number between -2^63 and 2^63 - 1")
+    active_session(s, user_id, now=t)   # ends (and commits) the sessions whose time ran out
+    # Two starts at once: each takes the gate first (a row lock on PostgreSQL, the write lock on
+    # SQLite, held until the commit below), so the second one sees the first one's session.
+    # the gate's row first, so that take_gate never rolls back (a rollback would expire the
+    # caller's loaded objects); then no transaction is open, as take_gate needs
+    insert_or_ignore(s, SubmissionGate, name=START_GATE, taken=0)
+    s.commit()
+    take_gate(s, START_GATE)
+    try:
+        current = s.exec(select(InterviewSession).where(InterviewSession.user_id == user_id,
+                                                        InterviewSession.finished_at == None)   # noqa: E711
+                         .order_by(InterviewSession.id)).first()
+        if current is not None:
+            raise services.BadRequest(f"you already have a mock interview under way (#{current.id}, "
+                                      f"{remaining_seconds(current, t) // 60} minutes left): finish it first")
+        return _start_locked(s, user_id, t, scope_kind=scope_kind, scope=scope, label=label, minutes=minutes,
+                             seed=seed, source=source, cohort_interview=cohort_interview, avoid_recent=avoid_recent)
+    except BaseException:
+        s.rollback()    # releases the gate
+        raise
+
+
+def _start_locked(s: Session, user_id: int, t: datetime, *, scope_kind: str, scope: str, label: str, minutes: int,
+                  seed: int | None, source: str, cohort_interview: CohortInterview | None,
+                  avoid_recent: bool) -> InterviewSession:
+    """``start_session`` under the gate: draw, insert and commit (the commit releases the gate)."""
     if cohort_interview is not None:
         if seed is None:
             seed = _cohort_seed(cohort_interview, user_id)
@@ -555,11 +584,24 @@ def lock_reason(s: Session, user_id: int, slug: str, now: datetime | None = None
                   .join(InterviewItem, InterviewItem.session_id == InterviewSession.id)
                   .join(CohortInterview, CohortInterview.id == InterviewSession.cohort_interview_id)
                   .where(InterviewSession.user_id == user_id, InterviewItem.slug == slug)).all()
-    for _, ci in rows:
+    for sess, ci in rows:
         if t < _aware(ci.closes_at):
             return (f"this exercise is in the mock interview {ci.title!r}: its editorial and reference open "
                     f"when the interview closes ({_aware(ci.closes_at):%Y-%m-%d %H:%M} UTC)")
+        if not ci.review_after and not _passed_outside(s, user_id, slug, sess):
+            return (f"this exercise was in the mock interview {ci.title!r}, whose instructors keep its review "
+                    f"closed: its editorial and reference unlock after your code passes the hidden cases outside "
+                    f"that interview")
     return None
+
+
+def _passed_outside(s: Session, user_id: int, slug: str, session: InterviewSession) -> bool:
+    """Whether the user has a passing submit of ``slug`` made before ``session`` started or after it ended."""
+    start, end = _aware(session.started_at), _end_of(session)
+    rows = s.exec(select(Submission.created_at).where(
+        Submission.user_id == user_id, Submission.slug == slug, Submission.kind == SubmissionKind.SUBMIT.value,
+        Submission.passed == True, services.counts_as_attempt())).all()   # noqa: E712
+    return any(not start <= _aware(c) < end for c in rows)
 
 
 def opened_by_interview(s: Session, user_id: int, slug: str, now: datetime | None = None) -> bool:

@@ -23,6 +23,7 @@ from ..services import BadRequest, Locked, NotFound
 from .accounts import SignedIn
 from .deps import SessionDep
 from .forms import FormDep
+from .pages.interview import RowId
 from .templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -54,7 +55,7 @@ def matrix_context(s, cohort_id: int) -> dict:
 
 # -- instructor -----------------------------------------------------------------------------------
 @router.post("/teach/cohorts/{cohort_id}/interviews")
-def schedule(form: FormDep, cohort_id: int, s: SessionDep, user: SignedIn):
+def schedule(form: FormDep, cohort_id: RowId, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     scope_kind, _, scope = str(form.get("scope", "")).partition(":")
     try:
@@ -70,7 +71,7 @@ def schedule(form: FormDep, cohort_id: int, s: SessionDep, user: SignedIn):
 
 
 @router.post("/teach/cohorts/{cohort_id}/interviews/{ci_id}/options")
-def options(form: FormDep, cohort_id: int, ci_id: int, s: SessionDep, user: SignedIn):
+def options(form: FormDep, cohort_id: RowId, ci_id: RowId, s: SessionDep, user: SignedIn):
     """The two switches (checkboxes: absent means off)."""
     c, ci = _teacher_ci(s, user, cohort_id, ci_id)
     cohort_interviews.set_options(s, ci, review_after=form.get("review_after") == "on",
@@ -80,7 +81,7 @@ def options(form: FormDep, cohort_id: int, ci_id: int, s: SessionDep, user: Sign
 
 # -- student --------------------------------------------------------------------------------------
 @router.get("/cohort/interviews/{ci_id}")
-def student_page(request: Request, ci_id: int, s: SessionDep, user: SignedIn):
+def student_page(request: Request, ci_id: RowId, s: SessionDep, user: SignedIn):
     """One scheduled interview for a student: its window and state, Start inside the window, the
     report after it (when open), the leaderboard link."""
     now = interview.now()
@@ -99,22 +100,24 @@ def student_page(request: Request, ci_id: int, s: SessionDep, user: SignedIn):
 
 
 @router.post("/cohort/interviews/{ci_id}/start")
-def start(ci_id: int, s: SessionDep, user: SignedIn):
+def start(ci_id: RowId, s: SessionDep, user: SignedIn):
     session = cohort_interviews.start(s, user.id, ci_id)
     return RedirectResponse(f"/interview/{session.id}", status_code=303)
 
 
 @router.get("/cohort/interviews/{ci_id}/leaderboard")
-def leaderboard_page(request: Request, ci_id: int, s: SessionDep, user: SignedIn):
+def leaderboard_page(request: Request, ci_id: RowId, s: SessionDep, user: SignedIn):
     ci = cohort_interviews.for_member(s, user, ci_id)
     student = cohorts.role_in(s, user.id, ci.cohort_id) == "student"
+    if interview.active_session(s, user.id) is not None:   # other users' results close during a session
+        raise Locked(interview.lock_reason(s, user.id, "") or "other users' results are closed during your mock interview")
     return templates().TemplateResponse(request, "cohort_leaderboard.html", {
         "ci": ci, "board": cohort_interviews.leaderboard(s, ci, viewer_id=user.id), "student": student,
         "alias": cohort_interviews.alias_of(s, user.id, ci) if student else None, "nav": "cohort"})
 
 
 @router.post("/cohort/interviews/{ci_id}/leaderboard")
-def leaderboard_opt(form: FormDep, ci_id: int, s: SessionDep, user: SignedIn):
+def leaderboard_opt(form: FormDep, ci_id: RowId, s: SessionDep, user: SignedIn):
     """``opt`` = "in" (under a new pseudonym) or "out" (the pseudonym is forgotten)."""
     opt = str(form.get("opt", ""))
     if opt == "in":

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Annotated
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Path, Request
 from fastapi.responses import RedirectResponse
 
-from ... import db, interview, services
+from ... import cohort_interviews, db, interview, services
 from ...interview_models import InterviewSession
 from ...models import LOCAL_USER_ID
 from ..deps import CurrentUser, SessionDep
@@ -41,6 +42,10 @@ from ..forms import FormDep
 from ..templating import templates
 
 router = APIRouter(include_in_schema=False)
+
+RowId = Annotated[int, Path(ge=-(2**63), le=2**63 - 1)]
+"""A row id in a path: a number the database's 64-bit integers hold (a larger one is a 404, as for
+any id of no row, instead of the driver's overflow)."""
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -184,12 +189,39 @@ def items_view(s, sess: InterviewSession, rep) -> list[dict]:
     return out
 
 
+def review_closed(s, sess: InterviewSession, t: datetime) -> str | None:
+    """Why the owner may not read the report (and score) of ``sess`` yet: a scheduled interview's
+    report opens when its window closes, and only if its instructor allows review
+    (``cohort_interviews.review_lock``); None for any other session."""
+    return cohort_interviews.review_lock(s, sess, t)
+
+
+def report_home(s, sess: InterviewSession, t: datetime) -> str:
+    """Where a finished session leads: its report, or (report still closed) its scheduled
+    interview's page, which says when the report opens."""
+    if sess.cohort_interview_id is not None and review_closed(s, sess, t):
+        return f"/cohort/interviews/{sess.cohort_interview_id}"
+    return f"/interview/{sess.id}/report"
+
+
+def visible_history(s, past: list[InterviewSession], t: datetime) -> list[InterviewSession]:
+    """``past`` with the scores of sessions whose report is still closed (``review_closed``)
+    blanked (detached copies: nothing is written back)."""
+    out = []
+    for sess in past:
+        if sess.cohort_interview_id is not None and review_closed(s, sess, t):
+            sess = InterviewSession.model_validate(sess.model_dump())
+            sess.score = None
+        out.append(sess)
+    return out
+
+
 # -- routes ---------------------------------------------------------------------------------------
 @router.get("/interview")
 def start_page(request: Request, s: SessionDep, user: CurrentUser):
     t = interview.now()
     active = interview.active_session(s, user, t)
-    past = interview.history(s, user)
+    past = visible_history(s, interview.history(s, user), t)
     ctx = {"nav": "interview", "scopes": interview.scopes(), "lengths": interview.LENGTHS,
            "rules": interview.RULE_TEXT, "score_rule": interview.SCORE_RULE,
            "hint_pct": round(100 * interview.HINT_PENALTY), "repeat_days": interview.REPEAT_DAYS,
@@ -218,10 +250,10 @@ def _session_or_report(s, user: int, session_id: int):
 
 
 @router.get("/interview/{session_id}")
-def session_page(request: Request, session_id: int, s: SessionDep, user: CurrentUser):
+def session_page(request: Request, session_id: RowId, s: SessionDep, user: CurrentUser):
     sess, t = _session_or_report(s, user, session_id)
     if sess.finished_at is not None:
-        return RedirectResponse(f"/interview/{sess.id}/report", status_code=303)
+        return RedirectResponse(report_home(s, sess, t), status_code=303)
     rep = interview.report(s, sess, t)
     return templates().TemplateResponse(request, "interview_session.html", {
         "nav": "interview", "sess": sess, "items": items_view(s, sess, rep), "label": scope_label(sess.scope_kind, sess.scope),
@@ -230,7 +262,7 @@ def session_page(request: Request, session_id: int, s: SessionDep, user: Current
 
 
 @router.post("/interview/{session_id}/finish")
-def finish(request: Request, session_id: int, form: FormDep, s: SessionDep, user: CurrentUser):
+def finish(request: Request, session_id: RowId, form: FormDep, s: SessionDep, user: CurrentUser):
     sess, t = _session_or_report(s, user, session_id)
     if sess.finished_at is None and form.get("confirm") != "yes":
         return templates().TemplateResponse(request, "interview_finish.html", {
@@ -238,14 +270,18 @@ def finish(request: Request, session_id: int, form: FormDep, s: SessionDep, user
             "left": clock_text(interview.remaining_seconds(sess, t)),
             "unpassed": [v for v in items_view(s, sess, interview.report(s, sess, t)) if not v["passed"]]})
     interview.finish_session(s, user, sess.id, t)
-    return RedirectResponse(f"/interview/{sess.id}/report", status_code=303)
+    s.refresh(sess)
+    return RedirectResponse(report_home(s, sess, t), status_code=303)
 
 
 @router.get("/interview/{session_id}/report")
-def report_page(request: Request, session_id: int, s: SessionDep, user: CurrentUser):
+def report_page(request: Request, session_id: RowId, s: SessionDep, user: CurrentUser):
     sess, t = _session_or_report(s, user, session_id)
     if sess.finished_at is None:
         return RedirectResponse(f"/interview/{sess.id}", status_code=303)
+    closed = review_closed(s, sess, t)
+    if closed:      # a scheduled interview's report: not before its window closes, nor with review off
+        raise services.Locked(closed)
     rep = interview.report(s, sess, t)
     locks = {i.slug: interview.lock_reason(s, user, i.slug, t) for i in rep.items}
     return templates().TemplateResponse(request, "interview_report.html", {
