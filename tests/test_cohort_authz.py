@@ -25,6 +25,7 @@ from inferprep.verdict import CaseResult, ScratchResult, Status, Verdict
 from inferprep.web import create_app
 
 SLUG = "sampling-order"
+PERF_SLUG = "rope"   # the performance leaderboard exists only for an exercise with a perf stage
 PASSWORD = "correct horse battery"
 SECRET = "s" * 40
 CODE_MARK = "ALICE_PRIVATE_CODE_7d1f"
@@ -136,6 +137,7 @@ ACCESS = {
     ("POST", "/exercises/{slug}/draft"): "signed", ("POST", "/exercises/{slug}/submissions"): "signed",
     ("POST", "/exercises/{slug}/hints"): "signed", ("GET", "/exercises/{slug}/solution"): "owner",
     ("GET", "/progress"): "signed",
+    ("GET", "/exercises/{slug}/leaderboard"): "signed", ("POST", "/exercises/{slug}/leaderboard"): "signed",
     ("GET", "/submissions/{sub_id}"): "owner", ("GET", "/submissions/{sub_id}/verdict"): "owner",
     ("POST", "/submissions/{sub_id}/retry"): "owner", ("POST", "/submissions/{sub_id}/cancel"): "owner",
     ("GET", "/submissions/{sub_id}/events"): "owner-or-teacher", ("POST", "/api/submissions/{sub_id}/cancel"): "owner",
@@ -180,6 +182,7 @@ ALLOWED = {"all": set(ROLES), "signed": {"alice", "bob", "tina", "olga"}, "owner
            "teachers": {"tina", "olga"}, "teacher": {"tina"}, "owner-or-teacher": {"alice", "tina"},
            "students": {"alice", "bob"}, "members": {"alice", "bob", "tina"}}
 BODIES = {  # valid bodies, so an allowed call really succeeds
+    "/exercises/{slug}/leaderboard": {"data": {"kind": "cpu", "on": "1"}},   # 400 (no ranked run), past authz
     "/exercises/{slug}/draft": {"data": {"code": "# draft\n"}},
     "/exercises/{slug}/submissions": {"data": {"code": "# run\n", "kind": "run"}},
     "/api/exercises/{slug}/draft": {"json": {"code": "# draft\n"}},
@@ -223,7 +226,8 @@ def fill(world: World, path: str) -> str:
         with db.session_scope(world.settings.db_url) as s:
             token_id = auth.create_api_token(s, world.users["alice"].id, "spare", secret=SECRET)[0].id
         world.spare_token_ids.add(token_id)
-    return path.format(slug=SLUG, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
+    slug = PERF_SLUG if path.endswith("/leaderboard") and path.startswith("/exercises/") else SLUG
+    return path.format(slug=slug, sub_id=world.sub_id, scratch_id=world.scratch_id, cohort_id=world.cohort.id,
                        ci_id=world.ci_id, user_id=world.users["alice"].id, token_id=token_id,
                        session_id=world.interview_id, question_id="vllm-order")
 

@@ -128,3 +128,16 @@ def test_leaderboard_page_and_toggle(perf_client):
     assert c.post("/exercises/rope/leaderboard", data={"kind": "NVIDIA B200", "on": "1"}).status_code == 400
     r = c.post("/exercises/rope/leaderboard", data={"kind": "cpu", "on": "0"})
     assert "(you)" not in r.text and "Nobody has opted in" in r.text
+
+
+def test_the_board_is_closed_during_a_mock_interview(perf_client):
+    """Other users' results close while a mock interview runs (issue 18); the board opens again after."""
+    c = perf_client
+    assert c.get("/exercises/rope/leaderboard").status_code == 200
+    r = c.post("/interview/start", data={"scope": "track:kernels", "minutes": "30"})
+    assert r.status_code == 200, r.text
+    sid = int(re.fullmatch(r"/interview/(\d+)", r.url.path).group(1))   # the session's page
+    r = c.get("/exercises/rope/leaderboard")
+    assert r.status_code == 403 and "during your mock interview" in r.text
+    c.post(f"/interview/{sid}/finish", data={"confirm": "yes"})
+    assert c.get("/exercises/rope/leaderboard").status_code == 200

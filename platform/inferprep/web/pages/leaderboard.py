@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse
 
-from ... import perf_board
+from ... import interview, perf_board, services
 from ..deps import CurrentUser, ExerciseDep, SessionDep
 from ..forms import FormDep
 from ..templating import templates
@@ -15,6 +15,8 @@ router = APIRouter(include_in_schema=False)
 
 
 def _boards(s, ex, user: int) -> list[dict]:
+    if interview.active_session(s, user) is not None:   # other users' results close during a mock interview
+        raise services.Locked("other users' results are closed during your mock interview")
     try:
         boards = perf_board.standings(s, ex.slug, viewer=user)
     except perf_board.BoardError as e:
