@@ -27,7 +27,7 @@ def die(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _print_question(n: int, q, shown: list[int], row) -> None:
+def _print_question(n: int, q, shown: list[int], row, reveal: bool = True) -> None:
     from . import followups
     console.print(f"\n[bold]{n}. {escape(q.id)}[/] [dim]({q.type})[/]", highlight=False)
     console.print(q.prompt.strip(), markup=False, highlight=False)
@@ -45,12 +45,16 @@ def _print_question(n: int, q, shown: list[int], row) -> None:
         console.print("  answer: the labels in your order, first to last, e.g. "
                       + ",".join(str(i) for i in reversed(range(len(shown)))), style="dim", markup=False, highlight=False)
     if row is not None:
-        _print_result(q, row)
+        _print_result(q, row, reveal)
 
 
-def _print_result(q, row) -> None:
+def _print_result(q, row, reveal: bool = True) -> None:
     from . import followups
     given = followups.describe_answer(q, json.loads(row.answer_json))
+    if not reveal:
+        console.print(f"  [bold]recorded[/]: {escape(given)} (in a mock interview the verdicts and explanations "
+                      "show once every question here is answered)", highlight=False)
+        return
     if row.correct:
         console.print(f"  [green bold]right[/]: {escape(given)}", highlight=False)
     else:
@@ -90,9 +94,11 @@ def followups_command(slug: str = typer.Argument(..., help="the exercise"),
         if answer is None:
             console.print(f"[bold]{escape(ex.meta.title)}[/]: {len(qs)} follow-up questions ({where}; your first "
                           "answer to each counts)", highlight=False)
+            rows = followups.answer_rows(s, user, slug, context)
+            reveal = followups.revealed(context, len(rows), len(qs))
             for n, q in enumerate(qs, 1):
                 shown = followups.display_order(user, slug, q) if isinstance(q, followups.Ordering) else []
-                _print_question(n, q, shown, followups.answer_row(s, user, slug, q.id, context))
+                _print_question(n, q, shown, rows.get(q.id), reveal)
             raise typer.Exit(0)
         qid, value = answer
         q = next((q for q in qs if q.id == qid), None)
@@ -111,8 +117,9 @@ def followups_command(slug: str = typer.Argument(..., help="the exercise"),
             except services.ServiceError as e:
                 die(str(e))
         console.print(f"answer recorded for {where}", style="dim", highlight=False)
-        _print_result(q, row)
-        raise typer.Exit(0 if row.correct else 1)
+        reveal = followups.revealed(context, len(followups.answer_rows(s, user, slug, context)), len(qs))
+        _print_result(q, row, reveal)
+        raise typer.Exit((0 if row.correct else 1) if reveal else 0)   # the exit code would tell too
 
 
 def register(app: typer.Typer) -> None:

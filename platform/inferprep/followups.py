@@ -288,6 +288,14 @@ def answer_json(given) -> str:
 PRACTICE = "practice"
 
 
+def revealed(context: str, answered: int, total: int) -> bool:
+    """Whether verdicts, right answers and explanations show now. In practice mode each shows as soon
+    as its question is answered; within a mock interview they wait until every follow-up of the
+    exercise is answered, since an explanation can hint at the next question's answer and the
+    interview's score counts each first answer."""
+    return context == PRACTICE or answered >= total
+
+
 def interview_context(session_id: int) -> str:
     """The ``FollowupAnswer.context`` of answers given within mock interview ``session_id``."""
     return f"interview:{session_id}"

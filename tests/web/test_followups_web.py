@@ -117,3 +117,49 @@ def test_api_hides_answers_until_answered(client):
     assert client.post(f"/api/exercises/{SLUG}/followups/vllm-order", json={"answer": 9}).status_code == 422
     assert client.post(f"/api/exercises/{SLUG}/followups/vllm-order", json={"answer": "one"}).status_code == 422
     assert client.post(f"/api/exercises/{SLUG}/followups/nope", json={"answer": 1}).status_code == 404
+
+
+def test_in_a_mock_interview_verdicts_wait_for_the_last_answer(client, monkeypatch):
+    """Within a session an explanation could hint at the next question, and each first answer
+    counts toward the score: answers are "recorded" (page, htmx, API) and every verdict, right
+    answer and explanation shows once all of the exercise's questions are answered."""
+    import types
+    from datetime import timedelta
+
+    from inferprep import interview
+    from inferprep.models import utcnow
+    session = types.SimpleNamespace(id=77, started_at=utcnow() - timedelta(minutes=1))
+    pass_it(client)                                       # a pass inside the session
+    monkeypatch.setattr(interview, "item_in_active_session",
+                        lambda s, user_id, slug, now=None: (session, None) if slug == SLUG else None)
+    qs = followups.load(catalog.get(SLUG).folder)
+    assert len(qs) >= 3
+    first, *middle, last = qs
+
+    def answer(q):
+        if isinstance(q, followups.SingleChoice):
+            return {"answer": "0"}, 0
+        if isinstance(q, followups.MultipleChoice):
+            return {"choice_0": "1"}, [0]
+        if isinstance(q, followups.NumberAnswer):
+            return {"answer": "1"}, 1.0
+        shown = followups.display_order(1, SLUG, q)
+        return {"answer": ",".join(str(i + 1) for i in range(len(shown)))}, list(range(len(shown)))
+
+    r = client.post(f"/exercises/{SLUG}/followups/{first.id}", data=answer(first)[0], headers=HX)
+    assert r.status_code == 200 and 'data-testid="followup-recorded"' in r.text
+    assert 'data-testid="followup-verdict"' not in r.text and first.explanation[:40] not in r.text
+    assert r.headers["HX-Retarget"] == "#followups"          # the whole panel comes back
+    api = client.get(f"/api/exercises/{SLUG}/followups").json()
+    assert api["context"] == "interview:77"
+    got = {q["id"]: q for q in api["questions"]}
+    assert got[first.id]["answered"] and got[first.id]["correct"] is None and got[first.id]["explanation"] is None
+    for q in middle:
+        r = client.post(f"/api/exercises/{SLUG}/followups/{q.id}", json={"answer": answer(q)[1]})
+        assert r.status_code == 200 and r.json()["correct"] is None and r.json()["explanation"] is None
+    r = client.post(f"/exercises/{SLUG}/followups/{last.id}", data=answer(last)[0], headers=HX)
+    assert r.status_code == 200
+    assert r.text.count('data-testid="followup-verdict"') == len(qs)    # the last answer reveals all
+    assert r.text.count('data-testid="followup-explanation"') == len(qs)
+    api = client.get(f"/api/exercises/{SLUG}/followups").json()
+    assert all(q["correct"] is not None and q["explanation"] for q in api["questions"])

@@ -101,7 +101,9 @@ def answer_first_followup(pg) -> bool:
         form.locator('input[name="answer"]').fill("1")
     form.get_by_role("button", name="Submit answer").click()
     q_id = q.get_attribute("data-question")
-    pg.locator(f'#fu-{q_id} [data-testid="followup-verdict"]').wait_for()
+    # within a mock interview the verdict waits until every question is answered: "Recorded"
+    pg.locator(f'#fu-{q_id} [data-testid="followup-recorded"]').wait_for()
+    assert pg.locator(f'#fu-{q_id} [data-testid="followup-explanation"]').count() == 0
     return True
 
 

@@ -28,7 +28,8 @@ class FollowupQuestionPublic(BaseModel):
     unit: str | None = Field(None, description="number: the answer's unit")
     tolerance: float | None = Field(None, description="number: relative tolerance")
     answered: bool = False
-    correct: bool | None = Field(None, description="once answered: whether your first answer was right")
+    correct: bool | None = Field(None, description=(
+        "once answered: whether your first answer was right (within a mock interview, once every question is answered)"))
     your_answer: str | None = Field(None, description="once answered: your first answer, in words")
     right_answer: str | None = Field(None, description="once answered")
     explanation: str | None = Field(None, description="once answered (markdown)")
@@ -51,7 +52,7 @@ class FollowupResultPublic(FollowupQuestionPublic):
     recorded: bool = Field(description="false when you had answered before: the first answer stands")
 
 
-def _public(s, user: int, slug: str, q, context: str) -> FollowupQuestionPublic:
+def _public(s, user: int, slug: str, q, context: str, reveal: bool = True) -> FollowupQuestionPublic:
     out = FollowupQuestionPublic(id=q.id, type=q.type, prompt=q.prompt)
     if isinstance(q, (followups.SingleChoice, followups.MultipleChoice)):
         out.choices = list(q.choices)
@@ -61,10 +62,16 @@ def _public(s, user: int, slug: str, q, context: str) -> FollowupQuestionPublic:
         out.items = [q.items[i] for i in followups.display_order(user, slug, q)]
     row = followups.answer_row(s, user, slug, q.id, context)
     if row is not None:
-        out.answered, out.correct = True, bool(row.correct)
+        out.answered = True
         out.your_answer = followups.describe_answer(q, json.loads(row.answer_json))
-        out.right_answer, out.explanation, out.sources = followups.right_answer(q), q.explanation, list(q.sources)
+        if reveal:   # within a mock interview: once every question is answered (followups.revealed)
+            out.correct = bool(row.correct)
+            out.right_answer, out.explanation, out.sources = followups.right_answer(q), q.explanation, list(q.sources)
     return out
+
+
+def _reveal(s, user: int, slug: str, qs, context: str) -> bool:
+    return followups.revealed(context, len(followups.answer_rows(s, user, slug, context)), len(qs))
 
 
 @router.get("/{slug}/followups", response_model=FollowupsPublic,
@@ -76,7 +83,9 @@ def list_followups(ex: ExerciseDep, s: SessionDep, user: CurrentUser) -> Followu
     if not qs:
         raise services.NotFound(f"{ex.slug} has no follow-up questions")
     context = interview.followup_context(s, user, ex.slug)
-    return FollowupsPublic(slug=ex.slug, context=context, questions=[_public(s, user, ex.slug, q, context) for q in qs])
+    reveal = _reveal(s, user, ex.slug, qs, context)
+    return FollowupsPublic(slug=ex.slug, context=context,
+                           questions=[_public(s, user, ex.slug, q, context, reveal) for q in qs])
 
 
 @router.post("/{slug}/followups/{question_id}", response_model=FollowupResultPublic,
@@ -98,4 +107,5 @@ def answer_followup(question_id: str, body: FollowupAnswerIn, ex: ExerciseDep, s
                 raise services.BadRequest(f"give each of the {len(shown)} shown positions (0..{len(shown) - 1}) once, in your order")
             given = [shown[i] for i in given]
         followups.record_answer(s, user, ex.slug, ex.folder, q.id, given, context=context)
-    return FollowupResultPublic(**_public(s, user, ex.slug, q, context).model_dump(), recorded=recorded)
+    reveal = _reveal(s, user, ex.slug, followups.load(ex.folder), context)
+    return FollowupResultPublic(**_public(s, user, ex.slug, q, context, reveal).model_dump(), recorded=recorded)

@@ -36,11 +36,13 @@ class QuestionView:
     right_text: str = ""
     error: str = ""
     fresh: bool = False        # answered by the request that renders it
+    reveal: bool = True        # verdict and explanation shown (``followups.revealed``)
 
 
-def question_view(s, user_id: int, slug: str, q, context: str, rows: dict | None = None) -> QuestionView:
+def question_view(s, user_id: int, slug: str, q, context: str, rows: dict | None = None,
+                  reveal: bool = True) -> QuestionView:
     """``rows``: ``followups.answer_rows`` when the caller read them all at once."""
-    v = QuestionView(q=q, kind=q.type)
+    v = QuestionView(q=q, kind=q.type, reveal=reveal)
     if isinstance(q, followups.Ordering):
         v.shown = followups.display_order(user_id, slug, q)
     row = rows.get(q.id) if rows is not None else followups.answer_row(s, user_id, slug, q.id, context)
@@ -62,8 +64,10 @@ def panel_context(s, user_id: int, ex) -> dict:
     except services.Locked:
         return {"fu": None}
     rows = followups.answer_rows(s, user_id, ex.slug, context)
+    reveal = followups.revealed(context, len(rows), len(qs))
     return {"fu": {"slug": ex.slug, "context": context, "interview": context != followups.PRACTICE,
-                   "questions": [question_view(s, user_id, ex.slug, q, context, rows) for q in qs]}}
+                   "reveal": reveal, "left": len(qs) - len(rows),
+                   "questions": [question_view(s, user_id, ex.slug, q, context, rows, reveal) for q in qs]}}
 
 
 def _question(ex, question_id: str):
@@ -120,6 +124,11 @@ def answer_followup(request: Request, question_id: str, form: FormDep, ex: Exerc
         if error:
             raise services.BadRequest(error)
         return RedirectResponse(f"/exercises/{ex.slug}/followups#fu-{q.id}", status_code=303)
+    if context != followups.PRACTICE and not error:
+        # within a mock interview the last answer reveals every verdict: re-render the whole panel
+        ctx = panel_context(s, user, ex)
+        return templates().TemplateResponse(request, "_followups.html", {**ctx, "ex": ex},
+                                            headers={"HX-Retarget": "#followups", "HX-Reswap": "innerHTML"})
     v = question_view(s, user, ex.slug, q, context)
     v.error, v.fresh = error, not error
     return templates().TemplateResponse(request, "_followup_question.html",
