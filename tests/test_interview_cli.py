@@ -91,6 +91,7 @@ def test_a_whole_30_minute_interview_on_the_command_line(local, tmp_path):
     qid, right = a_right_answer(ex)
     r = run(app, ["followups", ex.slug, "--answer", qid, right])
     assert r.exit_code == 0 and "this mock interview" in r.output, r.output
+    assert "recorded" in r.output and "right" not in r.output and "Sources" not in r.output   # held back
 
     local["t"] = T0 + timedelta(minutes=12)
     r = run(app, ["interview", "status"])
