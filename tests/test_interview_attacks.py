@@ -198,3 +198,16 @@ def test_cli_report_of_an_impossible_id_exits_2(tmp_path, monkeypatch, cmd):
     monkeypatch.setenv("INFERPREP_DATA_DIR", str(tmp_path / "data"))
     r = CliRunner().invoke(app, cmd)
     assert r.exit_code == 2, (r.exit_code, r.output, r.exception)
+
+
+def test_a_chosen_seed_is_marked_as_a_replay(url, bob, clock):
+    """A user may replay a draw by its seed (on purpose), but such a session is not a fresh
+    interview: the session, its report and the history say so; a drawn seed is not a replay."""
+    with db.session_scope(url) as s:
+        fresh = interview.start_session(s, bob, scope_kind="track", scope="serving", minutes=30)
+        interview.finish_session(s, bob, fresh.id)
+        again = interview.start_session(s, bob, scope_kind="track", scope="serving", minutes=30,
+                                        seed=fresh.seed, replay=True)
+        rep = interview.finish_session(s, bob, again.id)
+        assert not fresh.replay and again.replay and rep.replay and rep.seed == fresh.seed
+        assert [i.slug for i in rep.items] == [i.slug for i in interview.report(s, fresh).items]

@@ -92,6 +92,7 @@ def start(directory: Path = typer.Argument(..., help="where to write the stubs a
         die(f"--minutes must be one of {', '.join(map(str, interview.LENGTHS))}, not {minutes}")
     if seed is not None and not -(2**63) <= seed < 2**63:
         die(f"--seed must lie between -2^63 and 2^63 - 1 (a replayed session's seed), not {seed}")
+    replay = seed is not None
     seed = secrets.randbits(62) if seed is None else seed
     with _local_session() as s:
         try:
@@ -114,7 +115,7 @@ def start(directory: Path = typer.Argument(..., help="where to write the stubs a
             die(f"{', '.join(clash)} exist; pass --force to overwrite (your work there would be lost), or pick another folder")
         try:
             sess = interview.start_session(s, LOCAL_USER_ID, scope_kind=kind, scope=scope, minutes=minutes,
-                                           seed=seed, source="cli")
+                                           seed=seed, source="cli", replay=replay)
         except BadRequest as e:
             die(str(e))
         items = interview.session_items(s, sess)
@@ -253,12 +254,12 @@ def history() -> None:
                       highlight=False)
         return
     table = Table(title=f"{len(rows)} mock interviews")
-    for col in ("#", "started", "scope", "minutes", "passed", "score", "ended by"):
+    for col in ("#", "started", "scope", "minutes", "passed", "score", "ended by", "draw"):
         table.add_column(col, justify="right" if col in ("minutes", "score") else "left")
     for p, rep in rows:
         table.add_row(str(p.id), _when(p.started_at), escape(rep.scope_label), str(p.minutes),
                       f"{sum(i.passed for i in rep.items)}/{len(rep.items)}", f"{rep.score:.1f}",
-                      "time" if rep.finished_by == "time" else "you")
+                      "time" if rep.finished_by == "time" else "you", f"replay of seed {p.seed}" if p.replay else "fresh")
     console.print(table)
 
 

@@ -238,10 +238,11 @@ def _cohort_seed(ci: CohortInterview, user_id: int) -> int:
 
 def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minutes: int, seed: int | None = None,
                   source: str = "web", cohort_interview: CohortInterview | None = None,
-                  avoid_recent: bool = True, now: datetime | None = None) -> InterviewSession:
+                  avoid_recent: bool = True, replay: bool = False, now: datetime | None = None) -> InterviewSession:
     """Draw and start a mock interview for ``user_id``; returns the session (its items committed).
 
-    ``seed`` None draws a fresh one (a scheduled interview's comes from the schedule). A cohort
+    ``seed`` None draws a fresh one (a scheduled interview's comes from the schedule); ``replay``:
+    the user chose the seed (to replay a draw), which the report and the history say. A cohort
     interview drawing one set for everyone ignores the user's history (``avoid_recent`` off); its
     session ends at its window's close if that comes first. Raises ``BadRequest`` for an unknown
     scope or length, a scope with nothing to draw, or when the user already has an active session."""
@@ -267,7 +268,8 @@ def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minu
             raise services.BadRequest(f"you already have a mock interview under way (#{current.id}, "
                                       f"{remaining_seconds(current, t) // 60} minutes left): finish it first")
         return _start_locked(s, user_id, t, scope_kind=scope_kind, scope=scope, label=label, minutes=minutes,
-                             seed=seed, source=source, cohort_interview=cohort_interview, avoid_recent=avoid_recent)
+                             seed=seed, source=source, cohort_interview=cohort_interview, avoid_recent=avoid_recent,
+                             chosen_seed=replay)
     except BaseException:
         s.rollback()    # releases the gate
         raise
@@ -275,7 +277,7 @@ def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minu
 
 def _start_locked(s: Session, user_id: int, t: datetime, *, scope_kind: str, scope: str, label: str, minutes: int,
                   seed: int | None, source: str, cohort_interview: CohortInterview | None,
-                  avoid_recent: bool) -> InterviewSession:
+                  avoid_recent: bool, chosen_seed: bool) -> InterviewSession:
     """``start_session`` under the gate: draw, insert and commit (the commit releases the gate)."""
     if cohort_interview is not None:
         if seed is None:
@@ -293,6 +295,7 @@ def _start_locked(s: Session, user_id: int, t: datetime, *, scope_kind: str, sco
     if cohort_interview is not None:
         ends = min(ends, _aware(cohort_interview.closes_at))
     sess = InterviewSession(user_id=user_id, scope_kind=scope_kind, scope=scope, minutes=minutes, seed=seed,
+                            replay=chosen_seed and cohort_interview is None,
                             hint_penalty=HINT_PENALTY, started_at=t, ends_at=ends, source=source,
                             cohort_interview_id=cohort_interview.id if cohort_interview is not None else None)
     s.add(sess)
@@ -441,6 +444,8 @@ class InterviewReport(BaseModel):
     hint_penalty: float = HINT_PENALTY
     finished_by: Literal["user", "time"]
     cohort_interview_id: int | None = None
+    replay: bool = False          # a replayed draw (the user chose the seed): not a fresh interview
+    seed: int = 0
 
 
 def case_category(name: str) -> str:
@@ -520,7 +525,8 @@ def compute_report(s: Session, session: InterviewSession, end: datetime,
                            scope_label=_label_or_scope(session), minutes=session.minutes,
                            started_at=started, ended_at=end, items=out, score=score, rule=SCORE_RULE,
                            hint_penalty=session.hint_penalty, finished_by=finished_by,
-                           cohort_interview_id=session.cohort_interview_id)
+                           cohort_interview_id=session.cohort_interview_id, replay=session.replay,
+                           seed=session.seed)
 
 
 def _label_or_scope(session: InterviewSession) -> str:

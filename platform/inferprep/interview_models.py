@@ -62,6 +62,7 @@ class InterviewSession(SQLModel, table=True):
     scope: str = Field(max_length=100)
     minutes: int                                        # 30, 45, 60 or 90
     seed: int = Field(sa_type=BigInteger)               # the draw's seed: same seed, same history -> same draw
+    replay: bool = False                                # the user chose the seed (a replayed draw): marked as such
     hint_penalty: float = 0.1                           # the fraction of an exercise's points each hint costs
     started_at: datetime = Field(default_factory=utcnow)
     ends_at: datetime                                   # started_at + minutes, fixed at the start

@@ -81,6 +81,7 @@ def upgrade() -> None:
     sa.Column('scope', sqlmodel.sql.sqltypes.AutoString(length=100), nullable=False),
     sa.Column('minutes', sa.Integer(), nullable=False),
     sa.Column('seed', sa.BigInteger(), nullable=False),
+    sa.Column('replay', sa.Boolean(), nullable=False),
     sa.Column('hint_penalty', sa.Float(), nullable=False),
     sa.Column('started_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
     sa.Column('ends_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),

@@ -236,7 +236,8 @@ def start_page(request: Request, s: SessionDep, user: CurrentUser):
 @router.post("/interview/start")
 def start(request: Request, form: FormDep, s: SessionDep, user: CurrentUser):
     kind, scope, minutes, seed = parse_start(form)
-    sess = interview.start_session(s, user, scope_kind=kind, scope=scope, minutes=minutes, seed=seed, source="web")
+    sess = interview.start_session(s, user, scope_kind=kind, scope=scope, minutes=minutes, seed=seed, source="web",
+                                   replay=seed is not None)
     return RedirectResponse(f"/interview/{sess.id}", status_code=303)
 
 
