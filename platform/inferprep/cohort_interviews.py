@@ -24,7 +24,6 @@ start outside the rules (before the window, after it, a second time).
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -147,12 +146,7 @@ def for_member(s: Session, user: User, ci_id: int) -> CohortInterview:
 
 
 # -- taking one -----------------------------------------------------------------------------------
-def student_seed(ci: CohortInterview, user_id: int) -> int:
-    """The draw's seed for one student: ``ci.seed`` for a shared draw; for a per-student draw the
-    first 6 bytes of sha256("<ci.seed>:<user_id>") (48 bits, so it fits a BIGINT)."""
-    if ci.draw == DrawMode.SAME.value:
-        return ci.seed
-    return int.from_bytes(hashlib.sha256(f"{ci.seed}:{user_id}".encode()).digest()[:6], "big")
+student_seed = interview.cohort_seed   # one derivation of a student's seed, in interview.py
 
 
 def session_of(s: Session, user_id: int, ci_id: int) -> InterviewSession | None:

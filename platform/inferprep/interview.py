@@ -23,6 +23,7 @@ Errors: ``services.BadRequest`` (an unknown scope or length, a second active ses
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -228,12 +229,12 @@ def recently_passed(s: Session, user_id: int, at: datetime | None = None) -> set
 
 
 # -- sessions -------------------------------------------------------------------------------------
-def _cohort_seed(ci: CohortInterview, user_id: int) -> int:
-    """The draw's seed of ``user_id`` in a scheduled interview: the schedule's, or (per-student
-    draws) one derived from it and the user id."""
-    if ci.draw == DrawMode.PER_STUDENT.value:
-        return random.Random(f"{ci.seed}:{user_id}").getrandbits(62)
-    return ci.seed
+def cohort_seed(ci: CohortInterview, user_id: int) -> int:
+    """The draw's seed of ``user_id`` in a scheduled interview: ``ci.seed`` for a shared draw; for a
+    per-student draw the first 6 bytes of sha256("<ci.seed>:<user_id>") (48 bits: fits a BIGINT)."""
+    if ci.draw == DrawMode.SAME.value:
+        return ci.seed
+    return int.from_bytes(hashlib.sha256(f"{ci.seed}:{user_id}".encode()).digest()[:6], "big")
 
 
 def start_session(s: Session, user_id: int, *, scope_kind: str, scope: str, minutes: int, seed: int | None = None,
@@ -281,7 +282,7 @@ def _start_locked(s: Session, user_id: int, t: datetime, *, scope_kind: str, sco
     """``start_session`` under the gate: draw, insert and commit (the commit releases the gate)."""
     if cohort_interview is not None:
         if seed is None:
-            seed = _cohort_seed(cohort_interview, user_id)
+            seed = cohort_seed(cohort_interview, user_id)
         if cohort_interview.draw == DrawMode.SAME.value:
             avoid_recent = False
     if seed is None:
