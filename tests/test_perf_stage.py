@@ -68,9 +68,45 @@ def _case_params():
     return out
 
 
+class PauseCheckingClock(FakeClock):
+    """A FakeClock that, at each read inside the reference's or the overhead's timed window, records
+    the submission's threads that are not stopped, and at each read inside the submission's own
+    window, how many of its threads run (the positive control: its spinners exist and are alive)."""
+
+    def __init__(self, steps, sides: dict):
+        super().__init__(steps)
+        self.sides = sides
+        self.running_beside_reference: list = []
+        self.alive_at_own_turn: list[int] = []
+
+    def __call__(self, what: str) -> float:
+        from inferprep.runner import freeze
+
+        sub = self.sides.get("submission")
+        if sub is not None and what in ("reference", "echo", "submission"):
+            uid = sub.proc.child.uid_used
+            assert uid is not None, "the perf children run under a uid of their own here"
+            running = freeze.running_tasks(uid)
+            if what == "submission":
+                self.alive_at_own_turn.append(len(running))
+            else:
+                self.running_beside_reference += running
+        return super().__call__(what)
+
+
 @pytest.mark.parametrize("name, exp", _case_params())
-def test_perf_case(name, exp, fixture_content):
+def test_perf_case(name, exp, fixture_content, monkeypatch):
     clock = FakeClock(STEPS)
+    if exp.get("paused_during_reference"):
+        sides: dict = {}
+        init = perf_stage.PerfSide.__init__
+
+        def capture(self, proc, clock_, name_):
+            init(self, proc, clock_, name_)
+            sides[name_] = self
+
+        monkeypatch.setattr(perf_stage.PerfSide, "__init__", capture)
+        clock = PauseCheckingClock(STEPS, sides)
     v = grade_with_perf((CASES_DIR / name / "submission.py").read_text(), clock, exp.get("device", "cpu"))
     assert v.status == Status.PASSED, f"{name}: the hidden cases must pass first: {v.message} {v.cases}"
     assert v.perf is not None
@@ -79,6 +115,11 @@ def test_perf_case(name, exp, fixture_content):
         assert exp["message_contains"] in v.perf.message, v.perf.message
     if v.perf.status == "failed":
         assert v.perf.ratio is None and not v.perf.rankable
+    if exp.get("paused_during_reference"):
+        assert clock.running_beside_reference == [], "the submission ran while the reference was timed"
+        # the control: at its own later turns the main thread, the spinning thread and the forked
+        # process are all there and not stopped
+        assert max(clock.alive_at_own_turn) >= 3, clock.alive_at_own_turn
     if exp.get("parent_figures"):
         # 3 ms a round trip, 2 ms for the reference, 1 ms of echo: (3 - 1) / (2 - 1)
         assert v.perf.median_s == pytest.approx(3e-3)

@@ -27,8 +27,10 @@ cases': nothing the submission's process says is believed.
 - **The reference** runs in a child of its own, started like the submission's from the same
   harness with the same limits: the same unmasking, flush, sync and digest costs, and nothing the
   submission's process can reach. The two run interleaved, alternating which goes first, on the
-  same inputs, so a change of the machine's load reaches both series alike.
-- **Overhead.** After each repetition the reference's child runs the same timed request without
+  same inputs, so a change of the machine's load reaches both series alike. While the reference
+  (and the overhead below) is timed, every process of the submission's uid is stopped
+  (``freeze``): a thread or process it left spinning cannot slow the reference down.
+- **Overhead.** Right after its side of each repetition the reference's child runs the same timed request without
   the call (the same inputs unmasked, a digest of as many output bytes: empty tensors of the
   outputs' shapes, or a launch's buffers); the median of these is subtracted from both medians
   before the ratios.
@@ -46,6 +48,7 @@ and checks the output with the ``expect_*`` functions (``WrongAnswer`` fails the
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -61,7 +64,7 @@ from ..grading.perf_stats import PerfWork
 from ..grading.checks import WrongAnswer, fail
 from ..grading.kernels import KernelArg, check_buffers
 from ..verdict import PerfResult
-from . import perf_wire
+from . import freeze, perf_wire
 from .process import RunFailed, SubmissionProcess, SubmissionRaised, load_submission
 
 __all__ = ["PerfWork", "PerfSide", "DEFAULT_RULE", "WARMUP", "run_stage", "device_kind"]
@@ -259,6 +262,26 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
             proc.close()
 
 
+@contextlib.contextmanager
+def _paused(proc: SubmissionProcess):
+    """The submission's processes stopped (``freeze.freeze_uid``) for the duration: while the
+    reference and the overhead are timed nothing of the submission runs, so a thread or a process
+    it left spinning cannot slow them down (its own ratio would look better by as much). A child
+    without a uid of its own (unsandboxed, not root) is not paused (docs/security.md)."""
+    uid = getattr(proc.child, "uid_used", None)
+    if uid is None:
+        yield
+        return
+    try:
+        left = freeze.freeze_uid(uid)
+        if left:
+            raise _Failed("failed", f"{len(left)} thread(s) of your submission could not be paused while the "
+                          "reference was timed (the stage pauses them so that they cannot slow the reference)")
+        yield
+    finally:
+        freeze.thaw_uid(uid)
+
+
 def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, clock, rule, warmup: int,
              kind: str) -> PerfResult:
     """Warm up, then interleave the two sides until ``rule`` stops; summarise."""
@@ -273,10 +296,12 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
         seed = _seed(salt, rep)
         order = (ref, sub) if rep % 2 == 0 else (sub, ref)
         for side in order:
-            w = _run_side(perf_case, g, side, seed, rep, reference=side is ref)
             if side is ref:
-                work = w
-        overhead = ref.echo()
+                with _paused(sub.proc):
+                    work = _run_side(perf_case, g, ref, seed, rep, reference=True)
+                    overhead = ref.echo()
+            else:
+                _run_side(perf_case, g, sub, seed, rep, reference=False)
         if rep >= warmup:
             if started is None:
                 started = clock("stage")
