@@ -97,6 +97,12 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         return Verdict(status=Status.INTERNAL_ERROR, slug=exercise.slug, public=public, device=device,
                        versions=versions(), message=f"{exercise.slug} cannot be graded on this install: "
                        f"{exercise.unavailable}")
+    if "triton" in exercise.meta.requires:
+        from .triton_source import check as check_triton_source
+        refused = check_triton_source(code)
+        if refused is not None:   # read here, in the parent: nothing the submission runs can change it
+            return Verdict(status=Status.INVALID_SUBMISSION, slug=exercise.slug, public=public, device=device,
+                           versions=versions(), message=refused)
     if salt is None:
         salt = secrets.randbits(63)
     shown = seen = 0  # cases told to ``progress`` so far; cases finished in this attempt

@@ -229,6 +229,11 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
     except Exception as e:  # noqa: BLE001
         return PerfResult(status="error", message=f"cannot load the grader: {type(e).__name__}: {e}", **base)
     meta = exercise.meta
+    if "triton" in meta.requires:
+        from .triton_source import check as check_triton_source
+        refused = check_triton_source(code)
+        if refused is not None:
+            return PerfResult(status="failed", message=refused, **base)
     procs: list[SubmissionProcess] = []
 
     def start(source: str, forbidden: list[str]) -> SubmissionProcess:
