@@ -279,7 +279,12 @@ def test_every_honest_kernel_file_passes_the_parents_read():
     ("def f(g=lambda: 1):\n    return g", "a lambda"),
     ("class A:\n    pass", "classdef"),
     ("print(1)", "top-level expr"),
-    ("import typing\nx = typing.sys", "a module"),
+    ("import typing", "import typing"),                       # typing.get_type_hints evaluates strings
+    ("x = getattr(tl, 'core')\ngetattr = 0", "is a built-in's"),  # the first use would read the real one
+    ("y = [getattr(tl, 'core')] + [(getattr := 1) for _ in [1]]", "is a built-in's"),
+    ("@triton.jit\ndef k(p: \"tensordesc<fp32[16],__import__('os')>\"):\n    pass", "string annotation"),
+    ("w = tl.math.wraps", "not a name of the kernel language"),  # functools.wraps, re-exported
+    ("def f(tl):\n    return tl.core", "the attribute .core"),
     ("from triton.language import core", "not a name of the kernel language"),
     ("import os", "import os"),
     ("x = __builtins__", "double underscore"),
@@ -296,6 +301,7 @@ def test_the_parents_read_accepts_the_language():
             "LOG2E = 1 / math.log(2)\nD = {'a': 1}\n\n\ndef sizes(n):\n    return {'B': max(16, triton.next_power_of_2(n)), "
             "'a': D.get('a')}\n\n\n@triton.jit\ndef k(p, n, B: constexpr):\n    i = tl.arange(0, B)\n"
             "    x = tl.load(p + i, mask=i < n, other=0.0).to(tl.float32)\n    y = tl.math.exp2(x * LOG2E)\n"
-            "    tl.store(p + i, y.to(p.dtype.element_ty), mask=i < n)\n")
+            "    tl.store(p + i, y.to(p.dtype.element_ty), mask=i < n)\n\n\n@triton.jit\ndef h(q: \"*fp32\", B: \"tl.constexpr\"):\n"
+            "    pass\n")
     assert triton_source.check(code) is None
     assert triton_source.check("def broken(:\n") is None   # the child reports the syntax error as usual

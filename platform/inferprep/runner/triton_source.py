@@ -13,7 +13,8 @@ run, in the process that decides the verdict, so nothing the submission does can
 What a Triton exercise's file may contain (an allow-list, not a deny-list):
 
 - at the top level: a docstring; ``import triton``, ``import triton.language as tl``, ``import
-  math``, ``from triton/triton.language/math/typing/__future__ import <public names>``; function
+  math``, ``from triton/triton.language/math/__future__ import <public names>`` (not ``typing``,
+  whose ``get_type_hints`` evaluates strings); function
   definitions, undecorated or decorated with ``triton.jit`` (or ``triton.jit(<constants>)``);
   assignments of constants and expressions built from the names allowed below;
 - in every expression, anywhere: names the file defines (its functions, constants, parameters and
@@ -35,13 +36,16 @@ none of what is refused; Triton's compiler refuses most of it on a GPU anyway.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib
 import inspect
+import re
 
 __all__ = ["check", "ALLOWED_BUILTINS", "TRITON_ATTRS", "VALUE_ATTRS"]
 
-ALLOWED_MODULES = {"triton", "triton.language", "math", "typing", "__future__"}
+ALLOWED_MODULES = {"triton", "triton.language", "math", "__future__"}
+"""(Not ``typing``: ``typing.get_type_hints`` evaluates strings.)"""
 ALLOWED_BUILTINS = frozenset({
     "range", "min", "max", "float", "int", "bool", "len", "abs", "tuple", "list", "dict", "print", "isinstance",
     "sum", "zip", "enumerate", "round", "divmod", "pow", "sorted", "reversed", "any", "all", "str",
@@ -69,6 +73,10 @@ VALUE_ATTRS = frozenset({
 })
 """Attributes any other value may be asked for: Triton's tensor, dtype and constexpr vocabulary
 (never ``handle``, through which the interpreter's numpy data, and numpy's ctypes, would be in reach)."""
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_ANNOTATION_TEXT = re.compile(r"[A-Za-z0-9_. *]*")
+"""What a string annotation may say (``"tl.constexpr"``, ``"*fp32"``): Triton parses some annotation
+strings itself (a ``tensordesc<...>`` one goes through ``eval``)."""
 _MODULE_ATTRS_OF_TL = frozenset({"core", "extra", "math", "random", "standard", "target_info", "semantic"})
 
 
@@ -81,7 +89,13 @@ def _tl_names(module: str = "triton.language") -> frozenset[str] | None:
         mod = importlib.import_module(module)
     except Exception:  # noqa: BLE001
         return None
-    return frozenset(n for n in dir(mod) if not n.startswith("_") and not inspect.ismodule(getattr(mod, n)))
+    def language(obj) -> bool:   # not a module, and Triton's own (tl.math re-exports functools.wraps)
+        if inspect.ismodule(obj):
+            return False
+        owner = getattr(obj, "__module__", None) or type(obj).__module__
+        return isinstance(obj, (int, float, bool, str)) or str(owner).startswith("triton")
+
+    return frozenset(n for n in dir(mod) if not n.startswith("_") and language(getattr(mod, n)))
 
 
 class _Refused(Exception):
@@ -110,6 +124,14 @@ class _Checker:
         self.modules: dict[str, str] = {}     # local name -> module ("triton", "triton.language", "math", ...)
         self.defined: set[str] = set()        # top-level functions, constants, imported names
 
+    def _bind(self, node: ast.AST, name: str) -> None:
+        """A name the file binds (anywhere): never a built-in's, so that every use of a built-in's
+        name is the built-in (a top-level ``getattr = 0`` after ``X = getattr(...)`` would otherwise
+        pass for the file's own name while the first use reads the real one)."""
+        self._name_ok(node, name)
+        if name in _BUILTIN_NAMES:
+            raise _Refused(node, f"the name {name} is a built-in's: choose another name")
+
     def run(self) -> None:
         body = self.tree.body
         for i, stmt in enumerate(body):
@@ -117,7 +139,7 @@ class _Checker:
                 for a in stmt.names:
                     if a.name not in ALLOWED_MODULES:
                         raise _Refused(stmt, f"import {a.name}: a Triton kernel file may import only triton, "
-                                       "triton.language and math")
+                                       "triton.language and math (and from __future__)")
                     if a.asname is None and a.name == "triton.language":
                         self.modules["triton"] = self.modules.get("triton", "triton")
                     self.modules[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
@@ -137,7 +159,7 @@ class _Checker:
                             _tl_names() is not None and a.name not in _tl_names())):
                         raise _Refused(stmt, f"from triton.language import {a.name}: not a name of the kernel "
                                        "language")
-                    elif mod in ("math", "typing") and inspect.ismodule(
+                    elif mod == "math" and inspect.ismodule(
                             getattr(importlib.import_module(mod), a.name, None)):
                         raise _Refused(stmt, f"from {mod} import {a.name}: a module")
                     else:
@@ -161,12 +183,21 @@ class _Checker:
             else:
                 raise _Refused(stmt, f"a top-level {type(stmt).__name__.lower()} statement: a Triton kernel file "
                                "holds imports, functions and constants only")
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                self._bind(n, n.id)
+            elif isinstance(n, ast.arg):
+                self._bind(n, n.arg)
+            elif isinstance(n, ast.FunctionDef):
+                self._bind(n, n.name)
+            elif isinstance(n, ast.alias):
+                self._bind(n, (n.asname or n.name).split(".")[0])
         for stmt in body:
             if isinstance(stmt, ast.FunctionDef):
                 self._function(stmt, set())
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 if isinstance(stmt, ast.AnnAssign):
-                    self._expr(stmt.annotation, set())
+                    self._annotation(stmt.annotation)
                 if stmt.value is not None:
                     self._expr(stmt.value, set())
                 for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
@@ -198,11 +229,11 @@ class _Checker:
             self._name_ok(a, a.arg)
             local.add(a.arg)
             if a.annotation is not None:
-                self._expr(a.annotation, set())
+                self._annotation(a.annotation)
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             self._expr(default, set())
         if fn.returns is not None:
-            self._expr(fn.returns, set())
+            self._annotation(fn.returns)
         for stmt in fn.body:
             for n in ast.walk(stmt):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
@@ -216,6 +247,14 @@ class _Checker:
                 if isinstance(n, _FORBIDDEN_NODES):
                     raise _Refused(n, f"{_what(n)} in {fn.name}: not part of a Triton kernel file")
             self._expr(stmt, local)
+
+    def _annotation(self, node: ast.AST) -> None:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and (
+                    not _ANNOTATION_TEXT.fullmatch(n.value) or "__" in n.value):
+                raise _Refused(n, f"the annotation {n.value!r}: a string annotation names a type "
+                               "(\"tl.constexpr\", \"*fp32\") and nothing else")
+        self._expr(node, set())
 
     def _name_ok(self, node: ast.AST, name: str) -> None:
         if name.startswith("__"):
@@ -272,7 +311,7 @@ class _Checker:
             names = _tl_names(mod)
             if n.attr in _MODULE_ATTRS_OF_TL or (names is not None and n.attr not in names):
                 raise _Refused(n, f"{ast.unparse(n)}: not a name of the kernel language (triton.language)")
-        elif mod in ("math", "typing"):
+        elif mod == "math":
             if inspect.ismodule(getattr(importlib.import_module(mod), n.attr, None)):
                 raise _Refused(n, f"{ast.unparse(n)}: a module, not a function of {mod}")
         elif mod is not None:
