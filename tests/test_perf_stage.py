@@ -166,6 +166,41 @@ def test_a_time_under_the_roofline_floor_is_flagged(fixture_content, monkeypatch
     assert "faster than the hardware allows" in v.perf.reason
 
 
+class BesideClock(FakeClock):
+    """The reference (and the echo) take ``slow`` times longer once the submission's child has made
+    its first timed request: as if something it left on the GPU ran beside them."""
+
+    def __init__(self, steps, slow: dict[str, float]):
+        super().__init__(steps)
+        self.slow, self.beside = slow, False
+
+    def __call__(self, what: str) -> float:
+        if what == "submission":
+            self.beside = True
+        if self.beside and what in self.slow:
+            self.now += self.steps[what] * (self.slow[what] - 1)
+        return super().__call__(what)
+
+
+@pytest.mark.parametrize("slow, flagged", [({}, None), ({"reference": 1.5}, "the reference took 1.5x"),
+                                           ({"echo": 1.5}, "the overhead took 1.5x")])
+def test_a_reference_slower_beside_the_submission_than_alone_is_flagged_on_a_gpu(fixture_content, monkeypatch,
+                                                                                  slow, flagged):
+    """On a GPU the reference is first timed alone (no child of the submission exists); a reference
+    or overhead median beside the submission over ALONE_TOLERANCE x its median alone is flagged (a
+    kernel queued before the submission was paused still runs). The control ({}) is not flagged."""
+    monkeypatch.setattr(perf_stage, "device_kind", lambda device: "NVIDIA H200")
+    clock = BesideClock(STEPS, slow)
+    v = grade_with_perf("def add(x, y):\n    return x + y\n", clock)
+    assert v.perf.ratio is not None
+    if flagged is None:
+        assert v.perf.status == "measured" and not v.perf.flagged and v.perf.rankable, v.perf
+        # the alone series: warm-up and min_n repetitions of the reference before the stage's own
+        assert clock.reads["reference"] == 2 * (2 * (perf_stage.WARMUP + RULE.min_n))
+    else:
+        assert v.perf.status == "flagged" and not v.perf.rankable and flagged in v.perf.reason, v.perf
+
+
 def test_too_short_to_time_has_no_ratio(fixture_content):
     v = grade_with_perf("def add(x, y):\n    return x + y\n",
                         FakeClock({"submission": 1e-3, "reference": 1e-3, "echo": 1e-3, "stage": 0.01}))

@@ -36,6 +36,10 @@ cases': nothing the submission's process says is believed.
   before the ratios.
 - **Stopping.** ``perf_stats.StoppingRule``: until the median's relative standard error is under
   1% for all three series (submission, reference, overhead), or the time cap.
+- **Beside vs alone** (on a GPU): before the submission's child exists the reference is timed
+  alone (``_alone``); a reference or overhead median beside the submission more than
+  ``ALONE_TOLERANCE`` times its median alone is flagged, never ranked (kernels the submission
+  queued before it was paused still run beside the reference).
 - **Roofline.** The grader's ``perf_case`` returns the call's minimal work (``PerfWork``: bytes
   moved, FLOPs); on a GPU that ``specs`` knows, a net median below the floor is flagged, never
   ranked.
@@ -75,6 +79,12 @@ DEFAULT_RULE = perf_stats.StoppingRule(target_rse=0.01, min_n=5, max_n=200, cap_
 WARMUP = 2
 """Untimed repetitions on each side first (Triton's compilation, allocator warm-up); their inputs
 are fresh too and their outputs verified, but never used again."""
+
+ALONE_TOLERANCE = 1.25
+"""On a GPU, the reference's (and the overhead's) median beside the submission may be at most this
+many times its median alone, measured before the submission's child exists; beyond it the figure is
+flagged: something slowed the reference down. The submission's processes are stopped while the
+reference runs, but a GPU runs on the kernels a stopped process queued before (``freeze``)."""
 
 PERF_TIME_S = 60.0
 """CPU seconds each child of the stage may use (its start-up excluded), the cap's repetitions and
@@ -249,13 +259,21 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
         status, message = load_submission(ref_proc)
         if status is not None:
             return PerfResult(status="error", message=f"the reference's child did not start: {message}", **base)
+        alone = None
+        if kind != "cpu":
+            # The reference timed before the submission's child exists: what it costs with nothing of
+            # the submission anywhere (the GPU included).
+            g_ref = Grading(ref_proc, device=device, public=False, reference_path=exercise.reference_path, salt=salt)
+            alone = _alone(perf_case, g_ref, PerfSide(ref_proc, clock, "reference"), salt=salt, warmup=warmup,
+                           n=rule.min_n)
         sub_proc = start(code, list(meta.forbidden))
         status, message = load_submission(sub_proc)
         if status is not None:
             return PerfResult(status="failed", message=f"your submission did not load again: {message}", **base)
         g = Grading(sub_proc, device=device, public=False, reference_path=exercise.reference_path, salt=salt)
         ref, sub = PerfSide(ref_proc, clock, "reference"), PerfSide(sub_proc, clock, "submission")
-        return _measure(perf_case, g, ref, sub, salt=salt, clock=clock, rule=rule, warmup=warmup, kind=kind)
+        return _measure(perf_case, g, ref, sub, salt=salt, clock=clock, rule=rule, warmup=warmup, kind=kind,
+                        alone=alone)
     except _Failed as e:
         if cancel is not None and cancel.is_set():
             return PerfResult(status="error", message="the grading was cancelled", **base)
@@ -287,8 +305,26 @@ def _paused(proc: SubmissionProcess):
         freeze.thaw_uid(uid)
 
 
+ALONE_REP0 = 1 << 20
+"""Repetition numbers of the reference-alone series start here (their inputs are never the stage's)."""
+
+
+def _alone(perf_case, g: Grading, ref: PerfSide, *, salt: int, warmup: int, n: int) -> tuple[float, float]:
+    """(median seconds of the reference's timed request, of its overhead) over ``n`` repetitions
+    after ``warmup``, with no child of the submission in existence."""
+    times, echoes = [], []
+    for i in range(warmup + n):
+        rep = ALONE_REP0 + i
+        _run_side(perf_case, g, ref, _seed(salt, rep), rep, reference=True)
+        echo = ref.echo()
+        if i >= warmup:
+            times.append(ref.elapsed)
+            echoes.append(echo)
+    return perf_stats.summarize(times).median_s, perf_stats.summarize(echoes).median_s
+
+
 def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, clock, rule, warmup: int,
-             kind: str) -> PerfResult:
+             kind: str, alone: tuple[float, float] | None = None) -> PerfResult:
     """Warm up, then interleave the two sides until ``rule`` stops; summarise."""
     sub_t: list[float] = []
     ref_t: list[float] = []
@@ -329,10 +365,20 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
                           f"the outputs' digest: {e.median_s * 1e3:.3g} ms): no ratio")
         return result
     result.ratio = sub_net / ref_net
+    if alone is not None:
+        slower = [(what, beside / by_itself) for what, beside, by_itself in
+                  (("reference", r.median_s, alone[0]), ("overhead", e.median_s, alone[1]))
+                  if by_itself > 0 and beside > ALONE_TOLERANCE * by_itself]
+        if slower:
+            result.status, result.flagged = "flagged", True
+            result.reason = ("; ".join(f"the {what} took {x:.3g}x its time alone" for what, x in slower)
+                             + " beside your submission: something slowed it down (your processes are paused "
+                             "while it runs, but work they queued on the GPU runs on): not ranked")
     if floor is not None and floor > 0:
         result.roofline_ratio = sub_net / floor
         if sub_net < floor:
             result.status, result.flagged = "flagged", True
-            result.reason = (f"{sub_net * 1e6:.3g} us net is under the roofline floor of {floor * 1e6:.3g} us "
-                             f"for {kind}: faster than the hardware allows")
+            result.reason = "; ".join(filter(None, [
+                result.reason, f"{sub_net * 1e6:.3g} us net is under the roofline floor of {floor * 1e6:.3g} us "
+                f"for {kind}: faster than the hardware allows"]))
     return result
