@@ -339,3 +339,15 @@ def test_a_kernel_that_writes_its_input_fails_the_stage():
     drain_cleanups()
     assert v.status == Status.PASSED, v.message
     assert v.perf.status == "failed" and "changed" in v.perf.message and "inputs are read-only" in v.perf.message
+
+
+def test_the_security_notes_quote_the_stage_s_figures():
+    """docs/security.md's figures about the stage: the beside-vs-alone tolerance, and that torch's CPU
+    generator keeps only the low 32 bits of a seed (why the CPU key is 32 bits there)."""
+    text = " ".join((ROOT / "docs" / "security.md").read_text().split())
+    assert f"more than {perf_stage.ALONE_TOLERANCE:g}x its median alone" in text
+    from inferprep.runner import perf_wire
+
+    assert torch.equal(perf_wire.keystream(5, 0, 64, "cpu"), perf_wire.keystream(5 + 2**32, 0, 64, "cpu"))
+    assert not torch.equal(perf_wire.keystream(5, 0, 64, "cpu"), perf_wire.keystream(6, 0, 64, "cpu"))
+    assert "seeds 5 and 5 + 2**32 give the same stream" in text
