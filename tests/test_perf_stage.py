@@ -94,6 +94,14 @@ class PauseCheckingClock(FakeClock):
         return super().__call__(what)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 @pytest.mark.parametrize("name, exp", _case_params())
 def test_perf_case(name, exp, fixture_content, monkeypatch):
     clock = FakeClock(STEPS)
@@ -107,6 +115,27 @@ def test_perf_case(name, exp, fixture_content, monkeypatch):
 
         monkeypatch.setattr(perf_stage.PerfSide, "__init__", capture)
         clock = PauseCheckingClock(STEPS, sides)
+    if exp.get("graded_run_gone"):
+        from inferprep.runner import sandbox
+        from inferprep.runner.process import SubmissionProcess
+
+        graded: list[int] = []
+        close = SubmissionProcess.close
+
+        def recording_close(self, *args, **kwargs):
+            if not graded and self.child.uid_used is not None:   # the first to close: the graded run
+                graded.extend(sandbox.uid_processes(self.child.uid_used))
+            return close(self, *args, **kwargs)
+
+        monkeypatch.setattr(SubmissionProcess, "close", recording_close)
+        alive_at_stage: list[list[int]] = []
+        run_stage = perf_stage.run_stage
+
+        def checking_run_stage(*args, **kwargs):
+            alive_at_stage.append([pid for pid in graded if _alive(pid)])
+            return run_stage(*args, **kwargs)
+
+        monkeypatch.setattr(perf_stage, "run_stage", checking_run_stage)
     v = grade_with_perf((CASES_DIR / name / "submission.py").read_text(), clock, exp.get("device", "cpu"))
     assert v.status == Status.PASSED, f"{name}: the hidden cases must pass first: {v.message} {v.cases}"
     assert v.perf is not None
@@ -115,6 +144,9 @@ def test_perf_case(name, exp, fixture_content, monkeypatch):
         assert exp["message_contains"] in v.perf.message, v.perf.message
     if v.perf.status == "failed":
         assert v.perf.ratio is None and not v.perf.rankable
+    if exp.get("graded_run_gone"):
+        assert len(graded) >= 2, "the control: the graded run had its harness and its forked process"
+        assert alive_at_stage == [[]], "the graded run's processes outlived it into the perf stage"
     if exp.get("paused_during_reference"):
         assert clock.running_beside_reference == [], "the submission ran while the reference was timed"
         # the control: at its own later turns the main thread, the spinning thread and the forked
