@@ -25,8 +25,8 @@ What a Triton exercise's file may contain (an allow-list, not a deny-list):
   never a name or attribute that starts with an underscore (dunders: ``__class__``,
   ``__globals__``, ``__builtins__``), never an attribute or subscript of a module assigned or
   deleted;
-- no class, lambda, ``global``/``nonlocal``, ``with``, ``try``, ``del``, async code, imports
-  inside functions, or expression statements at the top level other than the docstring.
+- no class, lambda, ``global``/``nonlocal``, ``with``, ``try``, ``match``, ``del``, async code, imports
+  inside functions, nested functions, or expression statements at the top level other than the docstring.
 
 A file that breaks a rule is an invalid submission, with the rule and the line. An honest kernel
 file (the four references, the stubs, the known-wrong variants that are not about this) needs
@@ -107,8 +107,9 @@ class _Refused(Exception):
 _FORBIDDEN_NODES = (ast.ClassDef, ast.Lambda, ast.Global, ast.Nonlocal, ast.With, ast.AsyncWith, ast.Try,
                     ast.Delete, ast.AsyncFunctionDef, ast.AsyncFor, ast.Await, ast.Yield, ast.YieldFrom,
                     ast.Import, ast.ImportFrom)
-if hasattr(ast, "TryStar"):
-    _FORBIDDEN_NODES += (ast.TryStar,)
+for _name in ("TryStar", "Match", "TypeAlias"):   # newer statements no kernel file needs
+    if hasattr(ast, _name):
+        _FORBIDDEN_NODES += (getattr(ast, _name),)
 
 
 def _what(node: ast.AST) -> str:
