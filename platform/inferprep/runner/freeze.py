@@ -85,5 +85,10 @@ def freeze_uid(uid: int, wait_s: float = FREEZE_WAIT_S) -> list[tuple[int, int, 
 
 
 def thaw_uid(uid: int) -> None:
-    """SIGCONT every process of ``uid``."""
-    signal_uid(uid, signal.SIGCONT)
+    """SIGCONT every process of ``uid``, one by one from ``/proc`` (a stopped process cannot fork,
+    so no sweep is needed, and no helper process is started)."""
+    for pid in sandbox.uid_processes(uid):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass
