@@ -58,7 +58,7 @@ def test_memory_cap_rejects_nonsense(limit_mib, total):
 class FakeCudaTorch:
     """torch as far as ``cuda.setup_child`` uses it; records the calls in order."""
 
-    def __init__(self, available: bool = True, total: int = 150_754_820_096):
+    def __init__(self, available: bool = True, total: int = 150_754_820_096, count: int = 1):
         self.calls: list[tuple] = []
         outer = self
 
@@ -71,6 +71,11 @@ class FakeCudaTorch:
             @staticmethod
             def init():
                 outer.calls.append(("init",))
+
+            @staticmethod
+            def device_count():
+                outer.calls.append(("device_count",))
+                return count
 
             @staticmethod
             def current_device():
@@ -93,11 +98,25 @@ def test_setup_child_initialises_then_caps_the_current_device():
     fake = FakeCudaTorch()
     cap = cuda.setup_child(384, fake)
     names = [c[0] for c in fake.calls]
-    assert names == ["is_available", "init", "current_device", "get_device_properties",
+    assert names == ["is_available", "init", "device_count", "current_device", "get_device_properties",
                      "set_per_process_memory_fraction"]
     assert fake.calls[-1] == ("set_per_process_memory_fraction", cap.fraction, 0)
     assert cap.cap_bytes == 384 << 20 and cap.total_bytes == 150_754_820_096
     assert cuda.describe_cap(cap) == "GPU memory capped at 384 MiB of 140 GiB (NVIDIA H200, caching allocator)"
+
+
+def test_setup_child_refuses_to_cap_one_of_several_visible_devices():
+    """The cap binds one device; a child that sees two could allocate on the other without one."""
+    fake = FakeCudaTorch(count=2)
+    with pytest.raises(RuntimeError, match="sees 2 CUDA devices"):
+        cuda.setup_child(384, fake)
+    assert "set_per_process_memory_fraction" not in [c[0] for c in fake.calls]
+
+
+@pytest.mark.parametrize("host, shown", [({}, "0"), ({"CUDA_VISIBLE_DEVICES": "3"}, "3"),
+                                         ({"CUDA_VISIBLE_DEVICES": "2, 5"}, "2"), ({"CUDA_VISIBLE_DEVICES": ""}, "")])
+def test_a_cuda_child_sees_one_device(host, shown):
+    assert cuda.child_env(host)["CUDA_VISIBLE_DEVICES"] == shown
 
 
 def test_setup_child_without_a_device_raises_before_touching_cuda():

@@ -68,9 +68,74 @@ def _case_params():
     return out
 
 
+class PauseCheckingClock(FakeClock):
+    """A FakeClock that, at each read inside the reference's or the overhead's timed window, records
+    the submission's threads that are not stopped, and at each read inside the submission's own
+    window, how many of its threads run (the positive control: its spinners exist and are alive)."""
+
+    def __init__(self, steps, sides: dict):
+        super().__init__(steps)
+        self.sides = sides
+        self.running_beside_reference: list = []
+        self.alive_at_own_turn: list[int] = []
+
+    def __call__(self, what: str) -> float:
+        from inferprep.runner import freeze
+
+        sub = self.sides.get("submission")
+        if sub is not None and what in ("reference", "echo", "submission"):
+            uid = sub.proc.child.uid_used
+            assert uid is not None, "the perf children run under a uid of their own here"
+            running = freeze.running_tasks(uid)
+            if what == "submission":
+                self.alive_at_own_turn.append(len(running))
+            else:
+                self.running_beside_reference += running
+        return super().__call__(what)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 @pytest.mark.parametrize("name, exp", _case_params())
-def test_perf_case(name, exp, fixture_content):
+def test_perf_case(name, exp, fixture_content, monkeypatch):
     clock = FakeClock(STEPS)
+    if exp.get("paused_during_reference"):
+        sides: dict = {}
+        init = perf_stage.PerfSide.__init__
+
+        def capture(self, proc, clock_, name_):
+            init(self, proc, clock_, name_)
+            sides[name_] = self
+
+        monkeypatch.setattr(perf_stage.PerfSide, "__init__", capture)
+        clock = PauseCheckingClock(STEPS, sides)
+    if exp.get("graded_run_gone"):
+        from inferprep.runner import sandbox
+        from inferprep.runner.process import SubmissionProcess
+
+        graded: list[int] = []
+        close = SubmissionProcess.close
+
+        def recording_close(self, *args, **kwargs):
+            if not graded and self.child.uid_used is not None:   # the first to close: the graded run
+                graded.extend(sandbox.uid_processes(self.child.uid_used))
+            return close(self, *args, **kwargs)
+
+        monkeypatch.setattr(SubmissionProcess, "close", recording_close)
+        alive_at_stage: list[list[int]] = []
+        run_stage = perf_stage.run_stage
+
+        def checking_run_stage(*args, **kwargs):
+            alive_at_stage.append([pid for pid in graded if _alive(pid)])
+            return run_stage(*args, **kwargs)
+
+        monkeypatch.setattr(perf_stage, "run_stage", checking_run_stage)
     v = grade_with_perf((CASES_DIR / name / "submission.py").read_text(), clock, exp.get("device", "cpu"))
     assert v.status == Status.PASSED, f"{name}: the hidden cases must pass first: {v.message} {v.cases}"
     assert v.perf is not None
@@ -79,6 +144,14 @@ def test_perf_case(name, exp, fixture_content):
         assert exp["message_contains"] in v.perf.message, v.perf.message
     if v.perf.status == "failed":
         assert v.perf.ratio is None and not v.perf.rankable
+    if exp.get("graded_run_gone"):
+        assert len(graded) >= 2, "the control: the graded run had its harness and its forked process"
+        assert alive_at_stage == [[]], "the graded run's processes outlived it into the perf stage"
+    if exp.get("paused_during_reference"):
+        assert clock.running_beside_reference == [], "the submission ran while the reference was timed"
+        # the control: at its own later turns the main thread, the spinning thread and the forked
+        # process are all there and not stopped
+        assert max(clock.alive_at_own_turn) >= 3, clock.alive_at_own_turn
     if exp.get("parent_figures"):
         # 3 ms a round trip, 2 ms for the reference, 1 ms of echo: (3 - 1) / (2 - 1)
         assert v.perf.median_s == pytest.approx(3e-3)
@@ -123,6 +196,41 @@ def test_a_time_under_the_roofline_floor_is_flagged(fixture_content, monkeypatch
     assert v.perf.status == "flagged" and v.perf.flagged and not v.perf.rankable
     assert v.perf.roofline_ratio == pytest.approx(0.1e-6 / floor)
     assert "faster than the hardware allows" in v.perf.reason
+
+
+class BesideClock(FakeClock):
+    """The reference (and the echo) take ``slow`` times longer once the submission's child has made
+    its first timed request: as if something it left on the GPU ran beside them."""
+
+    def __init__(self, steps, slow: dict[str, float]):
+        super().__init__(steps)
+        self.slow, self.beside = slow, False
+
+    def __call__(self, what: str) -> float:
+        if what == "submission":
+            self.beside = True
+        if self.beside and what in self.slow:
+            self.now += self.steps[what] * (self.slow[what] - 1)
+        return super().__call__(what)
+
+
+@pytest.mark.parametrize("slow, flagged", [({}, None), ({"reference": 1.5}, "the reference took 1.5x"),
+                                           ({"echo": 1.5}, "the overhead took 1.5x")])
+def test_a_reference_slower_beside_the_submission_than_alone_is_flagged_on_a_gpu(fixture_content, monkeypatch,
+                                                                                  slow, flagged):
+    """On a GPU the reference is first timed alone (no child of the submission exists); a reference
+    or overhead median beside the submission over ALONE_TOLERANCE x its median alone is flagged (a
+    kernel queued before the submission was paused still runs). The control ({}) is not flagged."""
+    monkeypatch.setattr(perf_stage, "device_kind", lambda device: "NVIDIA H200")
+    clock = BesideClock(STEPS, slow)
+    v = grade_with_perf("def add(x, y):\n    return x + y\n", clock)
+    assert v.perf.ratio is not None
+    if flagged is None:
+        assert v.perf.status == "measured" and not v.perf.flagged and v.perf.rankable, v.perf
+        # the alone series: warm-up and min_n repetitions of the reference before the stage's own
+        assert clock.reads["reference"] == 2 * (2 * (perf_stage.WARMUP + RULE.min_n))
+    else:
+        assert v.perf.status == "flagged" and not v.perf.rankable and flagged in v.perf.reason, v.perf
 
 
 def test_too_short_to_time_has_no_ratio(fixture_content):
@@ -263,3 +371,15 @@ def test_a_kernel_that_writes_its_input_fails_the_stage():
     drain_cleanups()
     assert v.status == Status.PASSED, v.message
     assert v.perf.status == "failed" and "changed" in v.perf.message and "inputs are read-only" in v.perf.message
+
+
+def test_the_security_notes_quote_the_stage_s_figures():
+    """docs/security.md's figures about the stage: the beside-vs-alone tolerance, and that torch's CPU
+    generator keeps only the low 32 bits of a seed (why the CPU key is 32 bits there)."""
+    text = " ".join((ROOT / "docs" / "security.md").read_text().split())
+    assert f"more than {perf_stage.ALONE_TOLERANCE:g}x its median alone" in text
+    from inferprep.runner import perf_wire
+
+    assert torch.equal(perf_wire.keystream(5, 0, 64, "cpu"), perf_wire.keystream(5 + 2**32, 0, 64, "cpu"))
+    assert not torch.equal(perf_wire.keystream(5, 0, 64, "cpu"), perf_wire.keystream(6, 0, 64, "cpu"))
+    assert "seeds 5 and 5 + 2**32 give the same stream" in text

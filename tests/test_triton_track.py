@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import tomllib
 
 import pytest
 import torch
@@ -15,7 +16,8 @@ from inferprep import catalog
 from inferprep.catalog import ExerciseMeta
 from inferprep.grading import WrongAnswer
 from inferprep.grading.kernels import check_buffers, kernel_input, kernel_output
-from inferprep.runner import judge
+from inferprep.runner import judge, triton_source
+from runner_support import ROOT
 
 TRITON_SLUGS = ["triton-flash-attention", "triton-moe-gemm", "triton-paged-decode", "triton-softmax"]
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
@@ -131,8 +133,7 @@ def test_check_buffers_sees_stray_stores_input_writes_and_unwritten_outputs():
 
 # -- hostile kernels through the sandbox ---------------------------------------------------------
 
-HEADER = '''import torch
-import triton
+HEADER = '''import triton
 import triton.language as tl
 
 
@@ -148,15 +149,15 @@ ROW = '''
 SIGNATURE = "def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):"
 
 HOSTILE = {
-    "plain-python-function": (HEADER + "\n\ndef softmax_kernel(out_ptr, in_ptr, *args, **kwargs):\n"
+    "plain-python-function": ("import torch\n" + HEADER + "\n\ndef softmax_kernel(out_ptr, in_ptr, *args, **kwargs):\n"
                               "    out_ptr.copy_(torch.softmax(in_ptr, -1))\n", "must be a @triton.jit kernel"),
-    "torch-inside-the-kernel": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + ROW
+    "torch-inside-the-kernel": ("import torch\n" + HEADER + "\n\n@triton.jit\n" + SIGNATURE + ROW
                                 + "    tl.store(out_ptr + row * out_row_stride + cols, torch.softmax(x, 0), mask=mask)\n",
                                 "uses torch.softmax"),
-    "a-torch-result-computed-at-import": (HEADER + "\nANSWER = torch.softmax(torch.zeros(3, 1024), -1)\n\n\n@triton.jit\n"
+    "a-torch-result-computed-at-import": ("import torch\n" + HEADER + "\nANSWER = torch.softmax(torch.zeros(3, 1024), -1)\n\n\n@triton.jit\n"
                                           + SIGNATURE + ROW + "    tl.store(out_ptr + cols, ANSWER, mask=mask)\n",
                                           "uses ANSWER"),
-    "torch-in-a-jit-helper": (HEADER + "\n\n@triton.jit\ndef helper(x):\n    return torch.exp(x)\n\n\n@triton.jit\n"
+    "torch-in-a-jit-helper": ("import torch\n" + HEADER + "\n\n@triton.jit\ndef helper(x):\n    return torch.exp(x)\n\n\n@triton.jit\n"
                               + SIGNATURE + ROW + "    tl.store(out_ptr + row * out_row_stride + cols, helper(x), mask=mask)\n",
                               "uses torch.exp"),
     "reaching-through-a-dunder": (HEADER + "\n\n@triton.jit\n" + SIGNATURE
@@ -174,11 +175,24 @@ HOSTILE = {
 }
 
 
+PARENT_REFUSES = {"plain-python-function": "line 1: import torch", "torch-inside-the-kernel": "line 1: import torch",
+                  "a-torch-result-computed-at-import": "line 1: import torch", "torch-in-a-jit-helper": "line 1: import torch",
+                  "reaching-through-a-dunder": "attributes starting with an underscore"}
+"""The hostile kernels the parent's read of the source (``runner.triton_source``) refuses before a child
+exists; each is run again with that read switched off to show that the child's own checks hold too."""
+
+
 @needs_triton
+@pytest.mark.parametrize("layer", ["all", "child-only"])
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_kernel_gets_a_clear_non_pass(name):
+def test_a_hostile_kernel_gets_a_clear_non_pass(name, layer, monkeypatch):
     code, needle = HOSTILE[name]
+    if layer == "child-only":
+        monkeypatch.setattr(triton_source, "check", lambda code: None)
     v = judge.grade(catalog.get("triton-softmax"), code, fail_fast=True)
+    if layer == "all" and name in PARENT_REFUSES:
+        assert v.status.value == "invalid_submission" and PARENT_REFUSES[name] in v.message, (v.status, v.message)
+        return
     assert v.status.value in ("runtime_error", "wrong_answer"), (v.status, v.message)
     if name == "out-of-bounds-store" and "killed by" in v.cases[0].message:
         # a store far past the guard band corrupts the child's own heap first: a crash, also a non-pass
@@ -197,3 +211,97 @@ def test_every_triton_exercise_is_checked_by_test_exercises():
     from test_exercises import SLUGS
 
     assert set(TRITON_SLUGS) <= set(SLUGS)
+
+
+# -- what the parent reads before anything runs (runner.triton_source) ---------------------------
+
+CASES_DIR = ROOT / "tests" / "triton_cases"
+CASES = sorted(p.name for p in CASES_DIR.iterdir() if p.is_dir())
+
+
+def _case(name: str) -> tuple[str, dict]:
+    return ((CASES_DIR / name / "submission.py").read_text(),
+            tomllib.loads((CASES_DIR / name / "expected.toml").read_text()))
+
+
+@needs_triton
+@pytest.mark.parametrize("name", CASES)
+def test_a_kernel_file_that_reaches_past_the_kernel_language_is_refused_by_the_parent(name):
+    """Each case in tests/triton_cases/ got triton-softmax's answer around the child's checks (the
+    launcher patched, the kernel's class swapped, Python reached from inside a kernel the interpreter
+    runs); the parent refuses its text before a child exists."""
+    code, exp = _case(name)
+    v = judge.grade(catalog.get("triton-softmax"), code)
+    assert v.status.value == exp["status"] and v.cases == [], (v.status, v.message)
+    assert exp["message_contains"] in v.message, v.message
+
+
+@needs_triton
+@pytest.mark.parametrize("name", CASES)
+def test_control_without_the_parents_read(name, monkeypatch):
+    """The control, with the parent's read switched off: ``control = "passes"`` cases pass every hidden
+    case (the child's own checks do not stop them, so the refusal above is what holds); otherwise the
+    child's launcher refuses the case with the text given."""
+    code, exp = _case(name)
+    monkeypatch.setattr(triton_source, "check", lambda code: None)
+    v = judge.grade(catalog.get("triton-softmax"), code, fail_fast=True)
+    if exp["control"] == "passes":
+        assert v.status.value == "passed", (v.status, v.message, [c.message for c in v.cases][:2])
+    else:
+        assert v.status.value == "runtime_error" and exp["control"] in v.cases[0].message, (v.status, v.message)
+
+
+def test_every_honest_kernel_file_passes_the_parents_read():
+    """The references, stubs, the Triton perf cases and every known-wrong variant that does not import
+    torch: nothing a kernel file needs is refused."""
+    from inferprep.wrong_variants import WrongVariant
+
+    files = [catalog.get(s).reference_path for s in TRITON_SLUGS] + [catalog.get(s).stub_path for s in TRITON_SLUGS]
+    files += sorted((ROOT / "tests" / "perf_cases_triton").glob("*/submission.py"))
+    codes = {str(f): f.read_text() for f in files}
+    for slug in TRITON_SLUGS:
+        ex = catalog.get(slug)
+        for w in ex.wrong_paths:
+            codes[str(w)] = WrongVariant(w, ex.reference_path).source()
+    refused = {k: triton_source.check(c) for k, c in codes.items()}
+    assert len(codes) >= 35
+    torch_variants = {k for k in codes if k.endswith(("torch_inside_kernel.py", "torch_outside_kernel.py"))}
+    assert {k for k, r in refused.items() if r is not None} == torch_variants, refused
+
+
+@pytest.mark.parametrize("snippet, needle", [
+    ("x = getattr(tl, 'core')", "the name 'getattr'"),
+    ("x = '{0.__class__}'.format(1)", "the attribute .format"),
+    ("x = tl.core", "not a name of the kernel language"),
+    ("x = triton.runtime", "triton.runtime"),
+    ("tl.load = print", "assignment to an attribute"),
+    ("def f():\n    tl.load = print", "assignment to the attribute tl.load"),
+    ("def f(g=lambda: 1):\n    return g", "a lambda"),
+    ("class A:\n    pass", "classdef"),
+    ("print(1)", "top-level expr"),
+    ("import typing", "import typing"),                       # typing.get_type_hints evaluates strings
+    ("x = getattr(tl, 'core')\ngetattr = 0", "is a built-in's"),  # the first use would read the real one
+    ("y = [getattr(tl, 'core')] + [(getattr := 1) for _ in [1]]", "is a built-in's"),
+    ("@triton.jit\ndef k(p: \"tensordesc<fp32[16],__import__('os')>\"):\n    pass", "string annotation"),
+    ("w = tl.math.wraps", "not a name of the kernel language"),  # functools.wraps, re-exported
+    ("def f(tl):\n    return tl.core", "the attribute .core"),
+    ("from triton.language import core", "not a name of the kernel language"),
+    ("import os", "import os"),
+    ("x = __builtins__", "double underscore"),
+    ("@tl.core.builtin\ndef f(x):\n    return x", "the decorator"),
+])
+def test_the_parents_read_refuses(snippet, needle):
+    code = "import triton\nimport triton.language as tl\n" + snippet + "\n"
+    refused = triton_source.check(code)
+    assert refused is not None and needle in refused, refused
+
+
+def test_the_parents_read_accepts_the_language():
+    code = ("import math\nimport triton\nimport triton.language as tl\nfrom triton.language import constexpr\n"
+            "LOG2E = 1 / math.log(2)\nD = {'a': 1}\n\n\ndef sizes(n):\n    return {'B': max(16, triton.next_power_of_2(n)), "
+            "'a': D.get('a')}\n\n\n@triton.jit\ndef k(p, n, B: constexpr):\n    i = tl.arange(0, B)\n"
+            "    x = tl.load(p + i, mask=i < n, other=0.0).to(tl.float32)\n    y = tl.math.exp2(x * LOG2E)\n"
+            "    tl.store(p + i, y.to(p.dtype.element_ty), mask=i < n)\n\n\n@triton.jit\ndef h(q: \"*fp32\", B: \"tl.constexpr\"):\n"
+            "    pass\n")
+    assert triton_source.check(code) is None
+    assert triton_source.check("def broken(:\n") is None   # the child reports the syntax error as usual

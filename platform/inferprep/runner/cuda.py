@@ -142,6 +142,9 @@ def setup_child(memory_mib: int, torch_module: Any = None) -> GpuCap:
     if not torch.cuda.is_available():
         raise RuntimeError("no CUDA device is visible to the submission's process")
     torch.cuda.init()
+    count = torch.cuda.device_count()
+    if count != 1:   # child_env shows one device; the cap below binds one device
+        raise RuntimeError(f"the submission's process sees {count} CUDA devices, not one: only one is capped")
     index = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)
     cap, fraction = memory_cap(int(memory_mib), int(props.total_memory))
@@ -152,10 +155,15 @@ def setup_child(memory_mib: int, torch_module: Any = None) -> GpuCap:
 
 def child_env(host_env: dict[str, str] | None = None) -> dict[str, str]:
     """The variables a CUDA child (and the CUDA pool's fork server) gets on top of
-    ``sandbox.child_env``'s: ``CHILD_ENV_CUDA`` and the ``PASS_THROUGH`` ones the host has."""
+    ``sandbox.child_env``'s: ``CHILD_ENV_CUDA`` and the ``PASS_THROUGH`` ones the host has, with
+    ``CUDA_VISIBLE_DEVICES`` narrowed to one device (the host's first, or device 0): the sandbox
+    binds every ``/dev/nvidia*`` node, and ``setup_child`` caps one device, so on a worker with
+    several GPUs a child that could see them all could allocate on the others without a cap."""
     host = os.environ if host_env is None else host_env
     env = dict(CHILD_ENV_CUDA)
     env.update({k: host[k] for k in PASS_THROUGH if k in host})
+    visible = host.get("CUDA_VISIBLE_DEVICES")
+    env["CUDA_VISIBLE_DEVICES"] = "0" if visible is None else visible.split(",")[0].strip()
     return env
 
 

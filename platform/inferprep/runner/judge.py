@@ -97,6 +97,12 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         return Verdict(status=Status.INTERNAL_ERROR, slug=exercise.slug, public=public, device=device,
                        versions=versions(), message=f"{exercise.slug} cannot be graded on this install: "
                        f"{exercise.unavailable}")
+    if "triton" in exercise.meta.requires:
+        from .triton_source import check as check_triton_source
+        refused = check_triton_source(code)
+        if refused is not None:   # read here, in the parent: nothing the submission runs can change it
+            return Verdict(status=Status.INVALID_SUBMISSION, slug=exercise.slug, public=public, device=device,
+                           versions=versions(), message=refused)
     if salt is None:
         salt = secrets.randbits(63)
     shown = seen = 0  # cases told to ``progress`` so far; cases finished in this attempt
@@ -110,6 +116,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         if cancel is not None and cancel.is_set():
             raise StopGrading(case.name)   # a BaseException: no grader can swallow it
 
+    wanted = (device == "cuda") if perf is None else perf
+    perf_follows = bool(wanted and exercise.meta.perf and not public and not fail_fast)
     for attempt in range(PLATFORM_RETRIES + 1):
         seen = 0
         if recorder is not None:
@@ -117,14 +125,13 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,
                                        progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt,
                                        recorder=recorder, cancel=cancel,
-                                       show_counterexample=counterexample)
+                                       show_counterexample=counterexample, close_now=perf_follows)
         if failure is None or (cancel is not None and cancel.is_set()):
             break
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
                     attempt + 1, PLATFORM_RETRIES + 1)
     verdict.platform_retries = attempt
-    wanted = (device == "cuda") if perf is None else perf
-    if (wanted and exercise.meta.perf and not public and not fail_fast and verdict.status == Status.PASSED
+    if (perf_follows and verdict.status == Status.PASSED
             and not (cancel is not None and cancel.is_set())):
         from . import perf as perf_stage
         verdict.perf = perf_stage.run_stage(exercise, code, device=device, salt=salt, sandbox_mode=sandbox_mode,
@@ -136,8 +143,9 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
                 progress, launcher, fail_fast: bool | str, salt: int,
                 recorder: WireRecorder | None, cancel: threading.Event | None = None,
-                show_counterexample: bool = True) -> tuple[Verdict, str | None]:
-    """One attempt: (the verdict, why the platform failed it or None)."""
+                show_counterexample: bool = True, close_now: bool = False) -> tuple[Verdict, str | None]:
+    """One attempt: (the verdict, why the platform failed it or None). ``close_now``: every process
+    of the child is gone when this returns (the perf stage follows)."""
     t0 = time.perf_counter()
     # One intra-op thread in the grading process: gradings run concurrently (web worker, tests),
     # and under load torch's default pool stalls float64 work in hosted simulators for 100-300 ms.
@@ -209,7 +217,7 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
                 if found is not None and not show_counterexample:
                     found = Counterexample(withheld=True, attempts=found.attempts, seconds=found.seconds)
     finally:
-        proc.close()
+        proc.close(wait=close_now)
     stdout, stderr = proc.stdout, proc.stderr
     written = max(proc.stdout_bytes, proc.stderr_bytes) if output_before_search is None else output_before_search
     if written >= OUTPUT_LIMIT_BYTES:

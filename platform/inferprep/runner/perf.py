@@ -27,13 +27,19 @@ cases': nothing the submission's process says is believed.
 - **The reference** runs in a child of its own, started like the submission's from the same
   harness with the same limits: the same unmasking, flush, sync and digest costs, and nothing the
   submission's process can reach. The two run interleaved, alternating which goes first, on the
-  same inputs, so a change of the machine's load reaches both series alike.
-- **Overhead.** After each repetition the reference's child runs the same timed request without
+  same inputs, so a change of the machine's load reaches both series alike. While the reference
+  (and the overhead below) is timed, every process of the submission's uid is stopped
+  (``freeze``): a thread or process it left spinning cannot slow the reference down.
+- **Overhead.** Right after its side of each repetition the reference's child runs the same timed request without
   the call (the same inputs unmasked, a digest of as many output bytes: empty tensors of the
   outputs' shapes, or a launch's buffers); the median of these is subtracted from both medians
   before the ratios.
 - **Stopping.** ``perf_stats.StoppingRule``: until the median's relative standard error is under
   1% for all three series (submission, reference, overhead), or the time cap.
+- **Beside vs alone** (on a GPU): before the submission's child exists the reference is timed
+  alone (``_alone``); a reference or overhead median beside the submission more than
+  ``ALONE_TOLERANCE`` times its median alone is flagged, never ranked (kernels the submission
+  queued before it was paused still run beside the reference).
 - **Roofline.** The grader's ``perf_case`` returns the call's minimal work (``PerfWork``: bytes
   moved, FLOPs); on a GPU that ``specs`` knows, a net median below the floor is flagged, never
   ranked.
@@ -46,6 +52,7 @@ and checks the output with the ``expect_*`` functions (``WrongAnswer`` fails the
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -61,7 +68,7 @@ from ..grading.perf_stats import PerfWork
 from ..grading.checks import WrongAnswer, fail
 from ..grading.kernels import KernelArg, check_buffers
 from ..verdict import PerfResult
-from . import perf_wire
+from . import freeze, perf_wire
 from .process import RunFailed, SubmissionProcess, SubmissionRaised, load_submission
 
 __all__ = ["PerfWork", "PerfSide", "DEFAULT_RULE", "WARMUP", "run_stage", "device_kind"]
@@ -72,6 +79,12 @@ DEFAULT_RULE = perf_stats.StoppingRule(target_rse=0.01, min_n=5, max_n=200, cap_
 WARMUP = 2
 """Untimed repetitions on each side first (Triton's compilation, allocator warm-up); their inputs
 are fresh too and their outputs verified, but never used again."""
+
+ALONE_TOLERANCE = 1.25
+"""On a GPU, the reference's (and the overhead's) median beside the submission may be at most this
+many times its median alone, measured before the submission's child exists; beyond it the figure is
+flagged: something slowed the reference down. The submission's processes are stopped while the
+reference runs, but a GPU runs on the kernels a stopped process queued before (``freeze``)."""
 
 PERF_TIME_S = 60.0
 """CPU seconds each child of the stage may use (its start-up excluded), the cap's repetitions and
@@ -226,6 +239,11 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
     except Exception as e:  # noqa: BLE001
         return PerfResult(status="error", message=f"cannot load the grader: {type(e).__name__}: {e}", **base)
     meta = exercise.meta
+    if "triton" in meta.requires:
+        from .triton_source import check as check_triton_source
+        refused = check_triton_source(code)
+        if refused is not None:
+            return PerfResult(status="failed", message=refused, **base)
     procs: list[SubmissionProcess] = []
 
     def start(source: str, forbidden: list[str]) -> SubmissionProcess:
@@ -241,13 +259,21 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
         status, message = load_submission(ref_proc)
         if status is not None:
             return PerfResult(status="error", message=f"the reference's child did not start: {message}", **base)
+        alone = None
+        if kind != "cpu":
+            # The reference timed before the submission's child exists: what it costs with nothing of
+            # the submission anywhere (the GPU included).
+            g_ref = Grading(ref_proc, device=device, public=False, reference_path=exercise.reference_path, salt=salt)
+            alone = _alone(perf_case, g_ref, PerfSide(ref_proc, clock, "reference"), salt=salt, warmup=warmup,
+                           n=rule.min_n)
         sub_proc = start(code, list(meta.forbidden))
         status, message = load_submission(sub_proc)
         if status is not None:
             return PerfResult(status="failed", message=f"your submission did not load again: {message}", **base)
         g = Grading(sub_proc, device=device, public=False, reference_path=exercise.reference_path, salt=salt)
         ref, sub = PerfSide(ref_proc, clock, "reference"), PerfSide(sub_proc, clock, "submission")
-        return _measure(perf_case, g, ref, sub, salt=salt, clock=clock, rule=rule, warmup=warmup, kind=kind)
+        return _measure(perf_case, g, ref, sub, salt=salt, clock=clock, rule=rule, warmup=warmup, kind=kind,
+                        alone=alone)
     except _Failed as e:
         if cancel is not None and cancel.is_set():
             return PerfResult(status="error", message="the grading was cancelled", **base)
@@ -259,8 +285,46 @@ def run_stage(exercise: Exercise, code: str, *, device: str, salt: int, sandbox_
             proc.close()
 
 
+@contextlib.contextmanager
+def _paused(proc: SubmissionProcess):
+    """The submission's processes stopped (``freeze.freeze_uid``) for the duration: while the
+    reference and the overhead are timed nothing of the submission runs, so a thread or a process
+    it left spinning cannot slow them down (its own ratio would look better by as much). A child
+    without a uid of its own (unsandboxed, not root) is not paused (docs/security.md)."""
+    uid = getattr(proc.child, "uid_used", None)
+    if uid is None:
+        yield
+        return
+    try:
+        left = freeze.freeze_uid(uid)
+        if left:
+            raise _Failed("failed", f"{len(left)} thread(s) of your submission could not be paused while the "
+                          "reference was timed (the stage pauses them so that they cannot slow the reference)")
+        yield
+    finally:
+        freeze.thaw_uid(uid)
+
+
+ALONE_REP0 = 1 << 20
+"""Repetition numbers of the reference-alone series start here (their inputs are never the stage's)."""
+
+
+def _alone(perf_case, g: Grading, ref: PerfSide, *, salt: int, warmup: int, n: int) -> tuple[float, float]:
+    """(median seconds of the reference's timed request, of its overhead) over ``n`` repetitions
+    after ``warmup``, with no child of the submission in existence."""
+    times, echoes = [], []
+    for i in range(warmup + n):
+        rep = ALONE_REP0 + i
+        _run_side(perf_case, g, ref, _seed(salt, rep), rep, reference=True)
+        echo = ref.echo()
+        if i >= warmup:
+            times.append(ref.elapsed)
+            echoes.append(echo)
+    return perf_stats.summarize(times).median_s, perf_stats.summarize(echoes).median_s
+
+
 def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, clock, rule, warmup: int,
-             kind: str) -> PerfResult:
+             kind: str, alone: tuple[float, float] | None = None) -> PerfResult:
     """Warm up, then interleave the two sides until ``rule`` stops; summarise."""
     sub_t: list[float] = []
     ref_t: list[float] = []
@@ -273,10 +337,12 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
         seed = _seed(salt, rep)
         order = (ref, sub) if rep % 2 == 0 else (sub, ref)
         for side in order:
-            w = _run_side(perf_case, g, side, seed, rep, reference=side is ref)
             if side is ref:
-                work = w
-        overhead = ref.echo()
+                with _paused(sub.proc):
+                    work = _run_side(perf_case, g, ref, seed, rep, reference=True)
+                    overhead = ref.echo()
+            else:
+                _run_side(perf_case, g, sub, seed, rep, reference=False)
         if rep >= warmup:
             if started is None:
                 started = clock("stage")
@@ -299,10 +365,20 @@ def _measure(perf_case, g: Grading, ref: PerfSide, sub: PerfSide, *, salt: int, 
                           f"the outputs' digest: {e.median_s * 1e3:.3g} ms): no ratio")
         return result
     result.ratio = sub_net / ref_net
+    if alone is not None:
+        slower = [(what, beside / by_itself) for what, beside, by_itself in
+                  (("reference", r.median_s, alone[0]), ("overhead", e.median_s, alone[1]))
+                  if by_itself > 0 and beside > ALONE_TOLERANCE * by_itself]
+        if slower:
+            result.status, result.flagged = "flagged", True
+            result.reason = ("; ".join(f"the {what} took {x:.3g}x its time alone" for what, x in slower)
+                             + " beside your submission: something slowed it down (your processes are paused "
+                             "while it runs, but work they queued on the GPU runs on): not ranked")
     if floor is not None and floor > 0:
         result.roofline_ratio = sub_net / floor
         if sub_net < floor:
             result.status, result.flagged = "flagged", True
-            result.reason = (f"{sub_net * 1e6:.3g} us net is under the roofline floor of {floor * 1e6:.3g} us "
-                             f"for {kind}: faster than the hardware allows")
+            result.reason = "; ".join(filter(None, [
+                result.reason, f"{sub_net * 1e6:.3g} us net is under the roofline floor of {floor * 1e6:.3g} us "
+                f"for {kind}: faster than the hardware allows"]))
     return result

@@ -549,10 +549,13 @@ class SubmissionProcess:
             raise SubmissionRaised(msg)
         raise self._fail(Status.RUNTIME_ERROR, f"unexpected message from the submission: {str(op)[:40]}")
 
-    def close(self) -> None:
+    def close(self, wait: bool = False) -> None:
         """Stop the child and collect its output. After a normal finish the reaping and the uid
         sweep happen on a background thread (``drain_cleanups`` waits for them): the verdict does
-        not wait for a process to tear down its address space."""
+        not wait for a process to tear down its address space. ``wait``: kill every process of the
+        child's uid now, before returning (the perf stage follows: nothing of the graded run may
+        live on beside the reference it times, as a child that ignores ``exit`` would for the
+        clean-up's 5 s)."""
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.dead is None:
@@ -562,6 +565,9 @@ class SubmissionProcess:
                 pass
             self.stdout, self.stdout_bytes = read_capped(self.child.stdout_path)
             self.stderr, self.stderr_bytes = read_capped(self.child.stderr_path)
+            if wait:
+                self.child.cleanup()
+                return
             t = threading.Thread(target=self._finish, name="inferprep-cleanup", daemon=True)
             with _CLEANUPS_LOCK:
                 _CLEANUPS.add(t)
