@@ -74,11 +74,11 @@ def test_sign_up_autosave_submit_429_sign_out(site):
             assert services.get_draft(s, user.id, SLUG).code == "# from the browser\n"
         for _ in range(2):
             before = pg.evaluate("[...document.querySelectorAll('.verdict')].map(v => v.id)")
-            pg.get_by_role("button", name="Submit").click()
+            pg.get_by_role("button", name="Submit", exact=True).click()
             pg.wait_for_function("""old => { const v = document.querySelector('#verdict .verdict');
                                     return v && !old.includes(v.id) && v.dataset.state === 'done'; }""", arg=before)
         assert pg.locator("#verdict .verdict").get_attribute("data-status") == "passed"
-        pg.get_by_role("button", name="Submit").click()          # the third within the hour
+        pg.get_by_role("button", name="Submit", exact=True).click()          # the third within the hour
         pg.wait_for_function("document.querySelector('#verdict [role=alert]') !== null")
         alert = pg.locator("#verdict [role=alert]").inner_text()   # the server's words: minutes and the UTC time
         assert alert.startswith("Not graded: your cohort allows 2 gradings an hour; the next one in") and " UTC)" in alert

@@ -123,7 +123,7 @@ def submit_and_wait(page, keys: str | None = None, panel: str = "#verdict") -> s
         page.locator(".CodeMirror").click()
         page.keyboard.press(keys)
     else:
-        page.get_by_role("button", name="Submit").click()
+        page.get_by_role("button", name="Submit", exact=True).click()
     handle = page.wait_for_function(
         """([old, panel]) => { const v = document.querySelector(panel + ' .verdict');
                     return v && !old.includes(v.id) && v.dataset.state === 'done' ? v.id : null; }""",

@@ -87,7 +87,7 @@ def test_verdict_pushed_without_polling_elapsed_counter_and_cancel(site):
         # Submit a grading that runs until cancelled: the counter runs, Cancel ends it
         pg.evaluate("window.inferprepEditor.setValue('# HOLD\\n')")
         before = verdict_ids(pg)
-        pg.get_by_role("button", name="Submit").click()
+        pg.get_by_role("button", name="Submit", exact=True).click()
         pg.wait_for_function(NEW_DONE, arg=[before, "running"])
         counter = pg.locator("#verdict .elapsed")
         first = float(counter.inner_text().removesuffix(" s"))

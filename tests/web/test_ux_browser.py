@@ -112,7 +112,7 @@ def test_editorial_has_one_title(browser, site, errors):
     pg = open_exercise(browser, site, errors)
     pg.evaluate("window.inferprepEditor.setValue('# passes\\n')")
     old = verdict_ids(pg, "#verdict")
-    pg.get_by_role("button", name="Submit").click()
+    pg.get_by_role("button", name="Submit", exact=True).click()
     wait_new(pg, "#verdict", old)
     pg.get_by_role("link", name="The editorial and the reference are unlocked.").click()
     pg.wait_for_url(f"**/exercises/{SLUG}/solution")
