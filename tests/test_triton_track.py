@@ -171,6 +171,20 @@ HOSTILE = {
                               + "    tl.store(in_ptr + row * in_row_stride + cols, y, mask=mask)\n",
                               "changed"),
     "returns-before-storing": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n", "unwritten"),
+    "patches-triton-at-import": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n\n\n"
+                                 "from triton.runtime import interpreter\n"
+                                 "interpreter.GridExecutor.__call__ = lambda self, *a, **k: None\n",
+                                 "changed Triton itself (triton.runtime.interpreter.GridExecutor.__call__)"),
+    "helper-claiming-triton-language": (HEADER + "\n\ndef helper(x):\n    return x\n\n\n"
+                                        "helper.__module__ = 'triton.language.standard'\n\n\n@triton.jit\n"
+                                        + SIGNATURE + ROW
+                                        + "    tl.store(out_ptr + row * out_row_stride + cols, helper(x), mask=mask)\n",
+                                        "uses helper"),
+    "kernel-of-a-subclass": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n\n\n"
+                             "softmax_kernel.__class__ = type('Fast', (type(softmax_kernel),), {})\n",
+                             "must be a @triton.jit kernel, not Fast"),
+    "kernel-method-shadowed": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n\n\n"
+                               "softmax_kernel.run = print\n", "run was replaced"),
 }
 
 

@@ -11,7 +11,7 @@ guard bands, row gaps, strides), sends them with a ``launch`` frame, and this mo
    of their methods is refused), so a plain Python function cannot stand in for one;
 2. requires Triton itself to be as it was before the submission loaded: every function, class
    and class attribute of the loaded ``triton`` modules is compared by identity with a snapshot
-   (taken in ``prepare`` and again after each launch), so a submission that patches the
+   (taken in ``prepare``, and after each compiled launch), so a submission that patches the
    interpreter's launcher or ``tl.*`` to compute the answer in Python is refused;
 3. reads the kernel's body (and of every @triton.jit function it calls) and resolves each free
    name and attribute chain: anything outside Triton's language (torch, numpy, the submission's
@@ -51,6 +51,7 @@ _LANGUAGE: dict[int, object] = {}
 is never reused)."""
 _SNAPSHOT: dict[tuple[str, str], object] = {}
 """Triton's runtime as last seen by this module: (module or class, attribute) -> object."""
+_DEVICE = "cpu"
 _CONSTEXPR: type | None = None
 _DTYPE: type | None = None
 
@@ -60,7 +61,8 @@ def prepare(device: str, workdir: str) -> None:
     private working folder, triton imported and its kernel classes captured. Call before the
     submission loads (and before the rlimits, so that triton's own mappings are not counted).
     Raises ImportError when triton is not installed (the catalog says so before a grading)."""
-    global _KERNEL_TYPES
+    global _KERNEL_TYPES, _DEVICE
+    _DEVICE = device
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     os.environ["TRITON_HOME"] = workdir
@@ -103,15 +105,18 @@ def _capture() -> None:
 
 
 def _runtime_state() -> dict[tuple[str, str], object]:
-    """Every attribute of the loaded ``triton`` modules that is a function, class or module, and
-    every attribute of the classes they define: (owner's name, attribute) -> object."""
+    """Every attribute of the loaded ``triton`` modules that is a function, class or module (but
+    triton.language.core's), and every attribute of the classes they define: (owner's name,
+    attribute) -> object."""
     state: dict[tuple[str, str], object] = {}
     classes: dict[int, type] = {}
     for name, mod in list(sys.modules.items()):
         if mod is None or not (name == "triton" or name.startswith("triton.")):
             continue
         for key, value in list(vars(mod).items()):
-            if callable(value) or inspect.ismodule(value):
+            # triton.language.core's functions are rebound by the interpreter at each launch; a
+            # kernel reaches them by name, and _triton_object checks those names by identity
+            if (callable(value) or inspect.ismodule(value)) and name != "triton.language.core":
                 state[(name, key)] = value
             if isinstance(value, type) and str(value.__module__).startswith("triton"):
                 classes[id(value)] = value
@@ -132,9 +137,24 @@ def _check_runtime() -> None:
                             "on Triton as installed")
     classes = {owner for owner, _ in _SNAPSHOT} - {n for n, m in sys.modules.items() if m is not None}
     for key in now.keys() - _SNAPSHOT.keys():
-        if key[0] in classes:
+        value = now[key]
+        if key[0] in classes and (callable(value) or hasattr(value, "__get__")) and value is not _inherited(key):
+            # a method added where the class inherited one (the interpreter's own restore puts the
+            # inherited method back into the class's dict: that is the same object)
             raise TypeError(f"the submission changed Triton itself ({key[0]}.{key[1]} added): the kernel "
                             "must run on Triton as installed")
+
+
+def _inherited(key: tuple[str, str]):
+    """What class ``key[0]`` (module.qualname) would inherit as ``key[1]`` from its bases."""
+    module, _, qualname = key[0].rpartition(".")
+    cls = sys.modules.get(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    for base in getattr(cls, "__mro__", ())[1:]:
+        if key[1] in vars(base):
+            return vars(base)[key[1]]
+    return _MISSING
 
 
 _MISSING = object()
@@ -278,9 +298,11 @@ def launch(module, msg: dict) -> list:
     rewritten = getattr(type(kernel), "rewritten_fn", None)
     if isinstance(rewritten, dict):
         rewritten.clear()  # the interpreter rewrites each kernel from the source just checked
-    try:
-        if min(grid) > 0:
-            kernel[grid](*args, **constexprs)
-    finally:
-        _SNAPSHOT = _runtime_state()  # what a launch itself changes (modules it imports) is Triton's
+    if min(grid) > 0:
+        kernel[grid](*args, **constexprs)
+    if _DEVICE != "cpu":
+        # what a compiled launch changes in Triton (what it imports, caches) is Triton's own. The
+        # interpreter undoes its patches itself, and under it nothing runs here after the kernel:
+        # an unmasked store may have scribbled over this process's heap (on CUDA it hits the GPU)
+        _SNAPSHOT = _runtime_state()
     return [a["buffer"] for a in msg.get("args", ()) if isinstance(a, dict) and "buffer" in a]
