@@ -193,10 +193,11 @@ HOSTILE = {
 def test_a_hostile_kernel_gets_a_clear_non_pass(name):
     code, needle = HOSTILE[name]
     v = judge.grade(catalog.get("triton-softmax"), code, fail_fast=True)
-    assert v.status.value in ("runtime_error", "wrong_answer"), (v.status, v.message)
-    if name == "out-of-bounds-store" and "killed by" in v.cases[0].message:
-        # a store far past the guard band corrupts the child's own heap first: a crash, also a non-pass
+    if name == "out-of-bounds-store" and ("killed by" in v.cases[0].message or v.status.value == "time_limit"):
+        # a store far past the guard band corrupts the child's own heap first: a crash or a hang
+        # (which objects it hits depends on the heap's layout), also a non-pass
         return
+    assert v.status.value in ("runtime_error", "wrong_answer"), (v.status, v.message)
     assert needle in v.cases[0].message, v.cases[0].message
 
 
