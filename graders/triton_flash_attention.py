@@ -6,7 +6,8 @@ j <= i + S - T). Every tensor lives in a poisoned buffer with gaps between rows,
 load past the sequence reads NaN and an unmasked store is seen. Cases: lengths not divisible by
 the tiles (T, S in 1..70), causal with T < S (decode-like T = 1, chunked prefill), T = S, several
 heads, scores near +-1000 (the max subtraction; m starts at -inf), scale 0 (uniform rows) and a
-non-default scale, float16 inputs, the submission's tiles and the grader's (16/32/64).
+non-default scale, float16 inputs, the submission's tiles and the grader's (16/32/64), and
+S - T = 33, where a query tile's last visible key starts a key tile (a loop end one short).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def grade(g: Grading) -> None:
     shapes = [  # (heads, T, S, d, causal)
         (1, 16, 16, 16, False), (2, 37, 37, 16, False), (2, 37, 37, 16, True), (1, 1, 45, 32, True),
         (2, 20, 53, 16, True), (1, 53, 70, 32, False), (3, 5, 5, 16, True), (1, 33, 64, 16, True),
+        # S - T = 33: the last key a query tile of 16 or 32 rows may see (48, 64) is the first key
+        # of a key tile, so a loop end one short skips that whole tile
+        (1, 36, 69, 16, True),
     ]
     for c, (h, t, n, d, causal) in enumerate(shapes):
         with g.case(f"{'causal' if causal else 'full'}-H{h}-T{t}-S{n}-d{d}"):
@@ -83,6 +87,8 @@ def grade(g: Grading) -> None:
     for c, (bm, bn) in enumerate([(32, 16), (16, 64), (64, 32)]):
         with g.case(f"grader-tiles-{bm}x{bn}-causal"):
             run(g, *qkv(g, 30 + c, 1, 41, 57, 16), causal=True, tiles={"BLOCK_M": bm, "BLOCK_N": bn})
+    with g.case("grader-tiles-16x16-causal-diagonal-at-a-tile-start"):   # query tile 0 sees keys 0..48
+        run(g, *qkv(g, 33, 2, 36, 69, 16), causal=True, tiles={"BLOCK_M": 16, "BLOCK_N": 16})
 
 
 def perf_case(g: Grading, side, rng: torch.Generator) -> PerfWork:

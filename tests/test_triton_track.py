@@ -172,12 +172,30 @@ HOSTILE = {
                               + "    tl.store(in_ptr + row * in_row_stride + cols, y, mask=mask)\n",
                               "changed"),
     "returns-before-storing": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n", "unwritten"),
+    "patches-triton-at-import": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n\n\n"
+                                 "from triton.runtime import interpreter\n"
+                                 "interpreter.GridExecutor.__call__ = lambda self, *a, **k: None\n",
+                                 "changed Triton itself (triton.runtime.interpreter.GridExecutor.__call__)"),
+    "helper-claiming-triton-language": (HEADER + "\n\ndef helper(x):\n    return x\n\n\n"
+                                        "helper.__module__ = 'triton.language.standard'\n\n\n@triton.jit\n"
+                                        + SIGNATURE + ROW
+                                        + "    tl.store(out_ptr + row * out_row_stride + cols, helper(x), mask=mask)\n",
+                                        "uses helper"),
+    "kernel-of-a-subclass": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n\n\n"
+                             "softmax_kernel.__class__ = type('Fast', (type(softmax_kernel),), {})\n",
+                             "must be a @triton.jit kernel, not Fast"),
+    "kernel-method-shadowed": (HEADER + "\n\n@triton.jit\n" + SIGNATURE + "\n    pass\n\n\n"
+                               "softmax_kernel.run = print\n", "run was replaced"),
 }
 
 
 PARENT_REFUSES = {"plain-python-function": "line 1: import torch", "torch-inside-the-kernel": "line 1: import torch",
                   "a-torch-result-computed-at-import": "line 1: import torch", "torch-in-a-jit-helper": "line 1: import torch",
-                  "reaching-through-a-dunder": "attributes starting with an underscore"}
+                  "reaching-through-a-dunder": "attributes starting with an underscore",
+                  "helper-claiming-triton-language": "an assignment to an attribute or an item at the top level",
+                  "kernel-method-shadowed": "an assignment to an attribute or an item at the top level",
+                  "kernel-of-a-subclass": "an assignment to an attribute or an item at the top level",
+                  "patches-triton-at-import": "from triton.runtime import"}
 """The hostile kernels the parent's read of the source (``runner.triton_source``) refuses before a child
 exists; each is run again with that read switched off to show that the child's own checks hold too."""
 
@@ -193,10 +211,11 @@ def test_a_hostile_kernel_gets_a_clear_non_pass(name, layer, monkeypatch):
     if layer == "all" and name in PARENT_REFUSES:
         assert v.status.value == "invalid_submission" and PARENT_REFUSES[name] in v.message, (v.status, v.message)
         return
-    assert v.status.value in ("runtime_error", "wrong_answer"), (v.status, v.message)
-    if name == "out-of-bounds-store" and "killed by" in v.cases[0].message:
-        # a store far past the guard band corrupts the child's own heap first: a crash, also a non-pass
+    if name == "out-of-bounds-store" and ("killed by" in v.cases[0].message or v.status.value == "time_limit"):
+        # a store far past the guard band corrupts the child's own heap first: a crash or a hang
+        # (which objects it hits depends on the heap's layout), also a non-pass
         return
+    assert v.status.value in ("runtime_error", "wrong_answer"), (v.status, v.message)
     assert needle in v.cases[0].message, v.cases[0].message
 
 
@@ -253,7 +272,7 @@ def test_control_without_the_parents_read(name, monkeypatch):
 
 def test_every_honest_kernel_file_passes_the_parents_read():
     """The references, stubs, the Triton perf cases and every known-wrong variant that does not import
-    torch: nothing a kernel file needs is refused."""
+    torch or numpy (the cheats): nothing a kernel file needs is refused."""
     from inferprep.wrong_variants import WrongVariant
 
     files = [catalog.get(s).reference_path for s in TRITON_SLUGS] + [catalog.get(s).stub_path for s in TRITON_SLUGS]
@@ -265,8 +284,9 @@ def test_every_honest_kernel_file_passes_the_parents_read():
             codes[str(w)] = WrongVariant(w, ex.reference_path).source()
     refused = {k: triton_source.check(c) for k, c in codes.items()}
     assert len(codes) >= 35
-    torch_variants = {k for k in codes if k.endswith(("torch_inside_kernel.py", "torch_outside_kernel.py"))}
-    assert {k for k, r in refused.items() if r is not None} == torch_variants, refused
+    cheats = {k for k, c in codes.items() if "/tests/wrong/" in k and ("import torch" in c or "import numpy" in c)}
+    assert len(cheats) >= 7   # torch in or around the kernel, and the launcher and interpreter cheats
+    assert {k for k, r in refused.items() if r is not None} == cheats, refused
 
 
 @pytest.mark.parametrize("snippet, needle", [

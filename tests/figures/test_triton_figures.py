@@ -43,3 +43,16 @@ def test_moe_decode_padding_and_example_row():
     c = torch.stack([a[s // 2] @ ((topk_ids.view(-1)[s] + 1.0) * torch.eye(16, dtype=torch.float64)) * w[s]
                      for s in range(6)])
     assert torch.equal(c[5], torch.full((16,), 6.75, dtype=torch.float64))
+
+
+def test_moe_long_k_case_asks_for_one_float16_ulp_and_tf32_misses_float32():
+    # the long-K float16 case's rtol 1e-3 is just above one float16 ulp relative to the value
+    # (2^-10 at a power of two, the worst place), so a float32 result rounded once always passes
+    assert 2.0 ** -10 < 1e-3 < 2 * 2.0 ** -10
+    ones = torch.tensor([1.0, 1024.0, 6.1e-5], dtype=torch.float16)
+    ulp = torch.nextafter(ones, torch.tensor(float("inf"), dtype=torch.float16)) - ones
+    assert float((ulp.double() / ones.double()).max()) < 1e-3
+    # TF32 keeps 10 mantissa bits: one rounding is up to 2^-11 relative, far above float32's 1e-4 rtol
+    assert 2.0 ** -11 > 4 * 1e-4
+    # 512 / 16 = 32 tiles of K in the case
+    assert 512 // 16 == 32
