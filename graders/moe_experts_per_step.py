@@ -1,10 +1,11 @@
 """Hidden grader for moe-experts-per-step.
 
 Cases: the closed form on DeepSeek-V3, Mixtral and random (E, k, B) including B = 0, B = 1,
-k = 1, k = E and huge batches; exact distinct counts on seeded random routings (any integer
-dtype, duplicated experts across tokens, k = 1, E = 1, empty batch); step bytes and the cost profile on real
-and made-up models (one with no MoE layers, one with empty experts); the smallest batch for a share of experts. Input checks last: every
-ValueError of the statement, from each function that promises it.
+k = 1, k = E and huge batches; exact distinct counts on seeded random routings (any integer dtype,
+duplicated experts across tokens, k = 1, E = 1, empty batch); step bytes and the cost profile on
+real and made-up models (one with no MoE layers, one with empty experts); the smallest batch for
+a share of experts. Input checks last: every ValueError of the statement, from each function
+that promises it.
 """
 
 from __future__ import annotations
