@@ -257,13 +257,20 @@ def _input_checks(g: Grading, state: _State) -> None:
                       [(z(4, 4), z(4, 4), z(4, 4), 8, "contiguous")] * p)
     _spmd_input_check(g, state, "ring attention: mixed dtypes", p,
                       [(z(2, 4, 4), z(2, 4, 4, dt=torch.float32), z(2, 4, 4, dt=torch.float32), 8, "zigzag")] * p)
+    _spmd_input_check(g, state, "ring attention: integer q, k and v", p,
+                      [(z(2, 4, 4, dt=torch.int64), z(2, 4, 4, dt=torch.int64), z(2, 4, 4, dt=torch.int64), 8,
+                        "zigzag")] * p)
     bad = [("shard positions: zigzag with N not a multiple of 2p", "shard_positions", (12, 4, 0, "zigzag")),
+           ("shard positions: n_total = 16.0 (a float)", "shard_positions", (16.0, 4, 0, "zigzag")),
            ("shard positions: rank >= p", "shard_positions", (16, 4, 4, "zigzag")),
            ("shard positions: an unknown scheme", "shard_positions", (16, 4, 0, "striped")),
            ("work: contiguous with N not a multiple of p", "causal_work", (10, 4, "contiguous")),
            ("traffic: N not a multiple of p", "cp_traffic", (specs.LLAMA_3_1_8B, 1000, 3, DType.BF16)),
            ("traffic: p = 1 has no ring", "cp_traffic", (specs.LLAMA_3_1_8B, 1024, 1, DType.BF16)),
            ("traffic: an MLA model", "cp_traffic", (specs.DEEPSEEK_V3, 1024, 8, DType.BF16)),
+           ("traffic: an MLA model with a 1-wide latent", "cp_traffic",
+            (dataclasses.replace(specs.DEEPSEEK_V3, kv_lora_rank=1), 1024, 8, DType.BF16)),
+           ("traffic: n_tokens = 0", "cp_traffic", (specs.LLAMA_3_1_8B, 0, 8, DType.BF16)),
            ("overlap: an unknown link", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "pcie", 1.0, "zigzag")),
            ("overlap: efficiency 0", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "nic", 0.0, "zigzag")),
            ("overlap: efficiency above 1", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "nic", 1.5, "zigzag")),

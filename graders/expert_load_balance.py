@@ -89,6 +89,9 @@ def _step_cases(g: Grading, ref) -> None:
     _step(g, ref, "step time: equal GPUs (ties go to the lowest GPU)", [700.0] * 12, [i % 4 for i in range(12)],
           4, specs.B200, FP8)
     _step(g, ref, "step time: a GPU that holds no expert", [10.0, 2000.0, 0.0, 50.0], [2, 2, 0, 0], 5, H100, FP8)
+    _step(g, ref, "step time: one expert on one GPU", [37.0], [0], 1, H100, FP8)
+    _step(g, ref, "step time: tiny made-up expert (0.5 B of weights, 0.5 FLOP per token)", [3.0, 1.0], [0, 1], 2,
+          H100, FP8, 0.5, 0.5)
     # binary-exact ridge: F = 2^50, BW = 2^40, 2^10 FLOP/token, 2^20 bytes -> ridge at 2^20 tokens
     exact = dataclasses.replace(H100, name="binary", fp8_dense_flops=2.0 ** 50, hbm_bytes_per_s=2.0 ** 40)
     _step(g, ref, "step time: experts at, below and above the ridge exactly", [2.0 ** 20, 2.0 ** 19, 2.0 ** 21, 1.0],
@@ -114,6 +117,8 @@ def _skew_cases(g: Grading, ref) -> None:
     z1 = [round(x) for x in _zipf(rnd, 64, 1.0, 6 * 1_000_003)]
     _skew(g, ref, "skew threshold: 64 experts, top-6, counts over many steps, made-up GPU", z1, 6, ODD_GPU, FP8,
           3 * 2048 * 1408 * 2, 2 * 3 * 2048 * 1408)
+    _skew(g, ref, "skew threshold: 8 experts, top-1", [5.5, 1.0, 2.0, 0.0, 3.25, 1.0, 7.0, 0.25], 1, H100, FP8)
+    _skew(g, ref, "skew threshold: top_k = E (every expert every token)", [3.0, 1.0, 2.0, 2.0], 4, H100, FP8)
     _skew(g, ref, "skew threshold: 8 experts, top-2, H200 BF16", [5.5, 1.0, 2.0, 0.0, 3.25, 1.0, 7.0, 0.25], 2,
           specs.H200_SXM, BF16, 3 * 4096 * 14336 * 2, 2 * 3 * 4096 * 14336)
 
@@ -200,6 +205,27 @@ def _trace(seed: int, E: int, days: int, sigma: float, alpha: float, tokens: flo
     return out
 
 
+def _default_cases(g: Grading, ref) -> None:
+    """n_groups = n_nodes = 1 by default: the global policy (grouping [1, 4, 4, 4] in 2 groups on one
+    node would break the tie between experts 1 and 3 the other way; 3 GPUs cannot form 2 nodes)."""
+    with g.case("rebalance: defaults are one group on one node"):
+        want = ref.rebalance([1, 4, 4, 4], 6, 1)
+        out = g.call("rebalance", [1, 4, 4, 4], 6, 1)
+        _check_keys(out, want)
+        expect_equal(out["phy2log"], want["phy2log"], name="['phy2log']")
+        expect_equal(out["replica_count"], want["replica_count"], name="['replica_count']")
+    daily = [[338.0, 1831.0, 2733.0, 2561.0, 2958.0, 2542.0, 2561.0, 183.0],
+             [161.0, 2019.0, 494.0, 1842.0, 1235.0, 2539.0, 1868.0, 319.0]]
+    with g.case("decay: defaults are one group on one node (8 experts, 12 slots, 3 GPUs)"):
+        out = g.call("decay_curve", daily, 12, 3, H100, FP8, DSV3_BYTES, DSV3_FLOPS)
+        _expect_floats(out, ref.decay_curve(daily, 12, 3, H100, FP8, DSV3_BYTES, DSV3_FLOPS), "ratio", rtol=1e-9)
+    with g.case("decay: a single day (its ratio is 1)"):
+        out = g.call("decay_curve", daily[:1], 12, 3, H100, FP8, DSV3_BYTES, DSV3_FLOPS, 1, 1)
+        _expect_floats(out, ref.decay_curve(daily[:1], 12, 3, H100, FP8, DSV3_BYTES, DSV3_FLOPS, 1, 1), "ratio",
+                       rtol=1e-9)
+    _plan(g, ref, "rebalance: one expert, one slot, one GPU", [5.0], 1, 1)
+
+
 def _decay_cases(g: Grading, ref) -> None:
     cases = [("decay: sigma 0.2/day, 64 experts, 80 slots, 16 GPUs, FP8", 11, 64, 6, 0.2, 1.0, 8 * 16384, 80, 16, 1, 1, H100, FP8),
              ("decay: sigma 0.5/day, 64 experts, 16 groups on 2 nodes", 12, 64, 5, 0.5, 0.8, 8 * 8192, 96, 16, 16, 2, H100, FP8),
@@ -235,8 +261,15 @@ def _input_checks(g: Grading) -> None:
         ("rebalance: experts not a multiple of the groups, global policy", "rebalance", ([1, 2, 3, 4, 5, 6], 8, 4, 5, 2)),
         ("rebalance: GPUs not a multiple of the nodes, global policy", "rebalance", ([1, 2, 3, 4, 5, 6], 6, 3, 3, 2)),
         ("rebalance: no experts", "rebalance", ([], 4, 2, 1, 1)),
+        ("rebalance: load = None", "rebalance", (None, 4, 2, 1, 1)),
+        ("rebalance: n_gpus = 0", "rebalance", ([1, 2, 3, 4], 4, 0, 1, 1)),
+        ("rebalance: n_groups = 0", "rebalance", ([1, 2, 3, 4], 4, 2, 0, 1)),
+        ("rebalance: n_nodes = 0", "rebalance", ([1, 2, 3, 4], 4, 2, 1, 0)),
+        ("rebalance: num_physical = 8.0 (a float)", "rebalance", ([1, 2, 3, 4], 8.0, 2, 1, 1)),
+        ("rebalance: n_gpus = True (a bool)", "rebalance", ([1, 2, 3, 4], 4, True, 1, 1)),
         ("rebalance: a negative load", "rebalance", ([1, -2, 3, 4], 4, 2, 1, 1)),
         ("decay: no days", "decay_curve", ([], 4, 2, H100, FP8, eb, fl, 1, 1)),
+        ("decay: a later day with no tokens", "decay_curve", ([[1.0, 2.0], [0.0, 0.0]], 4, 2, H100, FP8, eb, fl, 1, 1)),
         ("decay: days with different numbers of experts", "decay_curve", ([[1.0, 2.0], [1.0, 2.0, 3.0]], 4, 2, H100, FP8, eb, fl, 1, 1)),
     ]
     for case, fn, args in bad:
@@ -250,4 +283,5 @@ def grade(g: Grading) -> None:
     _skew_cases(g, ref)
     _plan_cases(g, ref)
     _decay_cases(g, ref)
+    _default_cases(g, ref)
     _input_checks(g)

@@ -54,6 +54,8 @@ def _grade_min_nodes(g: Grading, ref) -> None:
         ("min-nodes-boundary-n3-exact-pow2", (MADE, 480e9, 0.75, 4e9, 36e9, 8, True)),
         ("min-nodes-boundary-one-node-exact", (MADE, 256e9, 0.75, 4e9, 24e9, 8, True)),
         ("min-nodes-boundary-just-over", (MADE, 480e9, 0.75, 4e9, 36e9 + 1, 8, False)),
+        # W / (8 * 2) = 24e9 + 0.5 bytes (exact in float64): free(2) is half a byte short of the room
+        ("min-nodes-boundary-half-byte-short", (MADE, 384e9 + 8, 0.75, 4e9, 32e9, 8, False)),
         ("min-nodes-four-gpus-per-node", (specs.H100_SXM, 1.0e12, 0.9, 4e9, ROOM_128K, 4, False)),
         ("min-nodes-nvl72-like", (specs.B200, 5.0e12, 0.9, 4e9, ROOM_128K, 72, True)),
         ("min-nodes-many-nodes-pow2", (specs.A100_SXM_80GB, 4.0e12, 0.8, 2e9, 20e9, 8, True)),
@@ -68,8 +70,10 @@ def _grade_min_nodes(g: Grading, ref) -> None:
         with g.case(name):
             expect_equal(g.call("min_nodes", *args), ref.min_nodes(*args), name="nodes")
     with g.case("min-nodes-default-is-8-per-node-pow2"):
-        args = (specs.H100_SXM, 1.0e12, 0.9, 4e9, ROOM_128K)
-        expect_equal(g.call("min_nodes", *args), ref.min_nodes(*args), name="nodes")
+        # H100 at 128K room; then the made-up GPU where 8 per node (not 7 or 9) decides 2 vs 4 nodes
+        for args in ((specs.H100_SXM, 1.0e12, 0.9, 4e9, ROOM_128K), (MADE, 512e9, 0.75, 4e9, 24e9),
+                     (MADE, 400e9, 0.75, 4e9, 32e9)):
+            expect_equal(g.call("min_nodes", *args), ref.min_nodes(*args), name=f"nodes(W={args[1]:g})")
 
 
 def _grade_roles(g: Grading, ref) -> None:
@@ -93,6 +97,15 @@ def _grade_roles(g: Grading, ref) -> None:
                     fail(f"expected a dict with exactly the keys {sorted(exp)}")
                 for k in ("decode", "prefill", "decode_nodes", "prefill_nodes"):
                     expect_equal(out[k], exp[k], name=f"[{k!r}]")
+    # the defaults (8 GPUs per node, powers of two): the made-up 80 GB GPU needs 2 nodes of 8 exactly
+    with g.case("roles-defaults-8-per-node-pow2"):
+        pools = {"made-80": MADE, "b200": specs.B200}
+        for args in ((512e9, 0.75, 4e9, 24e9), (400e9, 0.75, 4e9, 32e9)):
+            out, exp = g.call("assign_roles", pools, *args), ref.assign_roles(pools, *args)
+            if not isinstance(out, dict) or set(out) != set(exp):
+                fail(f"expected a dict with exactly the keys {sorted(exp)}")
+            for k in ("decode", "prefill", "decode_nodes", "prefill_nodes"):
+                expect_equal(out[k], exp[k], name=f"[{k!r}] (W={args[0]:g})")
 
 
 def _grade_steps(g: Grading, ref) -> None:
@@ -104,6 +117,8 @@ def _grade_steps(g: Grading, ref) -> None:
         ("step-four-gpus-per-node", (specs.H100_SXM, 8, 1.0e12, 10e9, 1.0, 60, 173.0, 314.0, 4)),
         ("step-no-moe-layers", (specs.H100_SXM, 4, 1.0e12, 10e9, 0.8, 0, 155.0, 273.0)),
         ("step-made-up-gpu", (FAST_BW, 3, 2.0e12, 1.5e10, 0.7, 45, 90.5, 120.25)),
+        # a toy model: 1000 B over 24 GPUs is 41.67 B each, not a whole number
+        ("step-tiny-weights-uneven-split", (specs.H100_SXM, 3, 1000.0, 0.0, 1.0, 0, 0.0, 0.0)),
     ]
     for name, args in cases:
         with g.case(name):
@@ -121,6 +136,7 @@ def _grade_pools(g: Grading, ref) -> None:
         ("pools-long-outputs", (2.5, 1000, 6000, 50_000.0, 4_000.0, 1, 1)),
         ("pools-int-rate", (7, 3000, 300, 10_000, 1_000, 2, 1)),
         ("pools-zero-load", (0.0, 8192, 1024, 1e5, 1e4, 4, 1)),
+        ("pools-rates-below-one-token-per-s", (0.01, 10, 10, 0.5, 0.25, 1, 1)),
     ]
     for name, args in cases:
         with g.case(name):
@@ -187,13 +203,19 @@ def grade(g: Grading) -> None:
         ("min-nodes-negative-weights", "min_nodes", (H, -1e12, 0.9, 4e9, 1e9)),
         ("min-nodes-never-fits", "min_nodes", (H, 1e12, 0.9, 40e9, 40e9)),
         ("min-nodes-exact-zero-spare-with-weights", "min_nodes", (H, 1e12, 0.5, 30e9, 10e9)),
+        ("min-nodes-exact-zero-spare-one-byte", "min_nodes", (H, 1.0, 0.5, 30e9, 10e9)),
+        ("min-nodes-util-zero-nothing-to-hold", "min_nodes", (H, 0.0, 0.0, 0.0, 0.0)),
         ("min-nodes-nan-room", "min_nodes", (H, 1e12, 0.9, 4e9, math.nan)),
         ("roles-three-pools", "assign_roles",
          ({"a": H, "b": specs.B200, "c": specs.H200_SXM}, 1e12, 0.9, 4e9, 1e9)),
         ("step-zero-nodes", "decode_step_ms", (H, 0, 1e12, 1e9, 0.8, 60, 155.0, 273.0)),
         ("step-efficiency-zero", "decode_step_ms", (H, 1, 1e12, 1e9, 0.0, 60, 155.0, 273.0)),
         ("step-negative-latency", "decode_step_ms", (H, 2, 1e12, 1e9, 0.8, 60, -155.0, 273.0)),
+        ("step-efficiency-above-one", "decode_step_ms", (H, 1, 1e12, 1e9, 1.5, 60, 155.0, 273.0)),
+        ("step-negative-moe-layers", "decode_step_ms", (H, 2, 1e12, 1e9, 0.8, -1, 155.0, 273.0)),
+        ("step-float-moe-layers", "decode_step_ms", (H, 2, 1e12, 1e9, 0.8, 60.0, 155.0, 273.0)),
         ("pools-zero-rate", "pool_sizes", (20.0, 8192, 1024, 0.0, 1e4, 4, 1)),
+        ("pools-zero-decode-rate", "pool_sizes", (20.0, 8192, 1024, 1e5, 0.0, 4, 1)),
         ("pools-zero-prompt", "pool_sizes", (20.0, 0, 1024, 1e5, 1e4, 4, 1)),
         ("pools-negative-load", "pool_sizes", (-1.0, 8192, 1024, 1e5, 1e4, 4, 1)),
         ("pd-missing-field", "pd_mismatches", (BASE, missing)),

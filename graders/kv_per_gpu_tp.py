@@ -1,4 +1,5 @@
-"""Hidden cases for kv-per-gpu-tp: tabled and made-up GQA/MQA/MHA/MLA models at every valid TP
+"""Hidden cases for kv-per-gpu-tp: tabled and made-up GQA/MQA/MHA/MLA models (down to the
+smallest allowed: counts of 1, a 1-wide latent without a rope key) at every valid TP
 (TP > KV heads included, MLA at TP 1..16 and Kimi K2 up to 64), decode context parallelism on
 MLA and on replicated GQA heads, every KV dtype (INT4 half bytes), budgets exactly at a multiple
 of the per-token bytes, one byte short, and half a token over with dcp > 1; which_fits at the
@@ -26,8 +27,12 @@ MLA = ModelConfig(name="mla-made-up", n_layers=27, hidden_size=2048, n_heads=32,
 MLA_ODD = ModelConfig(name="mla-odd-made-up", n_layers=15, hidden_size=1024, n_heads=16,
                       n_kv_heads=16, head_dim=97, ffn_size=4096, vocab_size=32000, q_lora_rank=0,
                       kv_lora_rank=500, qk_nope_head_dim=64, qk_rope_head_dim=33, v_head_dim=64)
+# the smallest models the statement allows: every GQA count 1; MLA with a 1-wide latent, no rope key
+ONES = ModelConfig(name="ones-made-up", n_layers=1, hidden_size=64, n_heads=1, n_kv_heads=1,
+                   head_dim=1, ffn_size=256, vocab_size=1000)
+MLA_TINY = dataclasses.replace(MLA, name="mla-tiny-made-up", kv_lora_rank=1, qk_rope_head_dim=0)
 MODELS = [specs.LLAMA_3_1_70B, specs.LLAMA_3_1_8B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-          specs.KIMI_K2, GQA2, MQA, MHA, MLA, MLA_ODD]
+          specs.KIMI_K2, GQA2, MQA, MHA, MLA, MLA_ODD, ONES, MLA_TINY]
 DTYPES = [DType.BF16, DType.FP8, DType.FP16, DType.FP32, DType.INT8, DType.INT4]
 
 
@@ -107,6 +112,9 @@ def grade(g: Grading) -> None:
         with g.case(f"max-request-{name}"):
             expect_equal(g.call("max_request_tokens", m, tp, dt, free, dcp),
                          ref.max_request_tokens(m, tp, dt, free, dcp), name="max_request_tokens")
+    with g.case("max-request-default-dcp-is-1"):
+        expect_equal(g.call("max_request_tokens", specs.DEEPSEEK_V3, 8, DType.BF16, 20 * GiB),
+                     ref.max_request_tokens(specs.DEEPSEEK_V3, 8, DType.BF16, 20 * GiB), name="max_request_tokens")
 
     # 3. which_fits: requests at the limit of one deployment and one past it; salted order
     salted = random.Random(f"kv-per-gpu-tp:{g.salt}")
@@ -142,6 +150,10 @@ def grade(g: Grading) -> None:
     L70, DS, bf = specs.LLAMA_3_1_70B, specs.DEEPSEEK_V3, DType.BF16
     checks = [
         ("tp-zero", "kv_bytes_per_token_per_gpu", (DS, 0, bf)),
+        ("zero-layers", "kv_bytes_per_token_per_gpu", (dataclasses.replace(L70, n_layers=0), 8, bf)),
+        ("zero-heads", "kv_bytes_per_token_per_gpu", (dataclasses.replace(L70, n_heads=0), 8, bf)),
+        ("zero-kv-heads", "kv_bytes_per_token_per_gpu", (dataclasses.replace(L70, n_kv_heads=0), 8, bf)),
+        ("zero-head-dim", "kv_bytes_per_token_per_gpu", (dataclasses.replace(L70, head_dim=0), 8, bf)),
         ("tp-3-heads-128", "kv_bytes_per_token_per_gpu", (DS, 3, bf)),
         ("tp-16-kv-heads-6", "kv_bytes_per_token_per_gpu",
          (dataclasses.replace(L70, n_heads=48, n_kv_heads=6), 16, bf)),
@@ -159,6 +171,7 @@ def grade(g: Grading) -> None:
         ("deployment-missing-budget", "which_fits", (100, [{"model": DS, "tp": 8, "kv_dtype": bf}])),
         ("deployment-bad-dcp", "which_fits", (100, [{"model": L70, "tp": 8, "kv_dtype": bf,
                                                      "free_kv_bytes_per_gpu": GiB, "dcp": 2}])),
+        ("deployments-none", "which_fits", (100, None)),
         ("deployments-not-a-list", "which_fits", (100, {"model": DS, "tp": 8, "kv_dtype": bf,
                                                         "free_kv_bytes_per_gpu": GiB})),
     ]

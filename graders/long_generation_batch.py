@@ -82,7 +82,12 @@ def grade(g: Grading) -> None:
                 _same(g.call("kv_pool_blocks", sm, bs, u, reserve),
                       ref.kv_pool_blocks(sm, bs, u, reserve), "pool_blocks")
 
-    loads = [(25267, 512, 16384, 16, 1024), (25267, 500, 16000, 16, 1024),
+    # one byte free per GPU (HBM = the TINY weights + 1 B, u = 1, no reserve): valid, and 0 blocks
+    one_byte = StepModel(TINY, dataclasses.replace(POW2_GPU, name="one-byte-spare", hbm_bytes=114_688 + 1), 1)
+    with g.case("pool-one-byte-free-per-gpu"):
+        _same(g.call("kv_pool_blocks", one_byte, 1, 1.0, 0), ref.kv_pool_blocks(one_byte, 1, 1.0, 0), "pool_blocks")
+
+    loads = [(25267, 512, 16384, 16, 1024), (25267, 500, 16000, 16, 1024), (25267, 512, 16384, 16, 1),
              (5000, 100, 4096, 16, 256), (123457, 1000, 33, 32, 1024),
              (4000, 17, 1, 7, 1024), (100, 9, 8, 16, 1024), (900, 64, 2048, 1, 64), (0, 512, 16384, 16, 1024),
              (25267, 512, 16384, 16, 8), (77777, 3000, 30000, 64, 512)]

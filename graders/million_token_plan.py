@@ -45,7 +45,11 @@ MLA_V_RQ0 = dataclasses.replace(MLA_V, name="made-up-mla-v160-rq0", q_lora_rank=
 # 12 query heads: TP 4 is valid, TP 8 is not (checked only once replacement reaches step 3).
 HEADS12 = ModelConfig(name="made-up-12-heads", n_layers=28, hidden_size=1536, n_heads=12, n_kv_heads=4,
                       head_dim=128, ffn_size=8960, vocab_size=151936)
-MODELS = [L70, L8, GQA4, MHA, MQA_WIDE, MLA, MLA_RQ0, MLA_V, MLA_V_RQ0]
+# the smallest models allowed: GQA with one head of width 1; MLA with LoRA ranks of 1
+ONES = ModelConfig(name="made-up-ones", n_layers=1, hidden_size=64, n_heads=1, n_kv_heads=1, head_dim=1,
+                   ffn_size=128, vocab_size=1000)
+MLA_RANK1 = dataclasses.replace(MLA, name="made-up-mla-ranks-1", q_lora_rank=1, kv_lora_rank=1)
+MODELS = [L70, L8, GQA4, MHA, MQA_WIDE, MLA, MLA_RQ0, MLA_V, MLA_V_RQ0, ONES, MLA_RANK1]
 PLAN_KEYS_INT = ("cp", "kv_heads_per_gpu")
 PLAN_KEYS_FLOAT = ("weights_per_gpu", "kv_per_gpu", "need", "budget")
 
@@ -116,6 +120,9 @@ PLANS = [
     ("llama-70b-tp2-cp4", L70, H200, 8, 2, M20, FP8, FP8, 0.9, 2e9),
     ("llama-70b-ragged-cp3", L70, H100, 24, 8, 1_000_001, BF16, BF16, 0.85, 3e9),
     ("llama-70b-a100", L70, A100, 16, 8, M20, BF16, BF16, 0.9, 4e9),
+    # an MLA latent of width 1 is still MLA: one latent per GPU whatever tp is
+    ("mla-latent-width-1", dataclasses.replace(MLA, name="made-up-mla-rank1", kv_lora_rank=1), H100, 8, 8, M20,
+     BF16, BF16, 0.9, 4e9),
     ("llama-70b-b200-fp32-kv", L70, B200, 8, 8, M20, FP8, FP32, 0.92, 5e9),
     ("llama-8b-1xh100", L8, H100, 1, 1, M20, BF16, BF16, 0.9, 2e9),
     ("llama-8b-odd-gpu", L8, ODD_GPU, 4, 4, 3_000_000, INT4, INT8, 1.0, 0.0),
@@ -162,6 +169,8 @@ BREAKS = [
     ("llama-70b-tp4", L70, H100, 8, 4, M20, BF16, BF16, 0.9, 4e9),
     ("llama-70b-h200-fp8", L70, H200, 8, 8, M20, FP8, FP8, 0.9, 4e9),
     ("gqa4-h100", GQA4, H100, 16, 8, M20, BF16, BF16, 0.9, 4e9),
+    ("llama-8b-one-h200-bf16-weights-fp8-kv", L8, H200, 1, 1, 400_000, BF16, FP8, 0.9, 4e9),
+    ("llama-70b-one-token", L70, H100, 8, 8, 1, BF16, BF16, 0.9, 4e9),
     ("llama-8b-2xh100", L8, H100, 2, 2, 10**6, BF16, BF16, 0.9, 2e9),
     # n_heads x head_dim = 16384 != hidden_size: MHA has 64 KV heads, not hidden_size // head_dim
     ("llama-70b-head-dim-256", dataclasses.replace(L70, head_dim=256), H100, 8, 8, 2**18, BF16, BF16,
@@ -229,6 +238,13 @@ def grade(g: Grading) -> None:
         ("prefill-zero-layers", "prefill_flops", (dataclasses.replace(L70, n_layers=0), 10)),
         ("plan-gpus-not-multiple-of-tp", "plan_fits", (L70, H100, 12, 8, M20) + a),
         ("plan-zero-tp", "plan_fits", (L70, H100, 8, 0, M20) + a),
+        ("plan-zero-context", "plan_fits", (L70, H100, 8, 8, 0) + a),
+        ("plan-zero-gpus", "plan_fits", (L70, H100, 0, 8, M20) + a),
+        ("kv-one-routed-expert", "kv_bytes_per_request",
+         (dataclasses.replace(L70, n_routed_experts=1, experts_per_token=1), M20, BF16)),
+        ("kv-zero-kv-heads", "kv_bytes_per_request", (dataclasses.replace(L70, n_kv_heads=0), M20, BF16)),
+        ("kv-zero-head-dim", "kv_bytes_per_request", (dataclasses.replace(L70, head_dim=0), M20, BF16)),
+        ("what-breaks-mla-latent-width-1", "what_breaks", (MLA_RANK1, H100, 8, 8, M20) + a),
         ("plan-heads-not-divisible-by-tp", "plan_fits", (L70, H100, 6, 3, M20) + a),
         ("plan-kv-heads-vs-tp", "plan_fits", (dataclasses.replace(L70, n_kv_heads=4, n_heads=48), H100, 6, 6, M20) + a),
         ("plan-util-zero", "plan_fits", (L70, H100, 8, 8, M20, BF16, BF16, 0.0, 4e9)),

@@ -1,9 +1,10 @@
-"""Hidden cases for moe-dispatch-bytes: payloads of tabled and made-up MoE models in both
-dispatch formats with and without the low-latency header; group-limited routing on explicit
-score matrices (float and dyadic scores with ties, group scores where the top-2 sum and the
-max disagree, one-group and no-group models); the NIC/NVLink/local split of explicit routing
-traces in both modes over 1 to 32 nodes; then the input checks. Some score rows differ only
-below float32 resolution (every score is compared exactly as given)."""
+"""Hidden cases for moe-dispatch-bytes: payloads of tabled and made-up MoE models (down to one
+expert) in both dispatch formats with and without the low-latency header; group-limited routing
+on explicit score matrices (float and dyadic scores with ties, group scores where the top-2 sum
+and the max disagree, groups smaller than k, one-group and no-group models); the
+NIC/NVLink/local split of explicit routing traces in both modes over 1 to 32 nodes; then the
+input checks. Some score rows differ only below float32 resolution (every score is compared
+exactly as given)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,12 @@ TOY = ModelConfig(name="moe-toy", n_layers=6, hidden_size=256, n_heads=4, n_kv_h
                   ffn_size=1024, vocab_size=1000, n_routed_experts=16, n_shared_experts=1,
                   experts_per_token=3, moe_ffn_size=128, first_dense_layers=1,
                   n_expert_groups=4, topk_expert_groups=2)
-PAYLOAD_MODELS = [DS3, specs.KIMI_K2, specs.MIXTRAL_8X7B, SMALL, WIDE, ODD_D, TOY]
+# one routed expert chosen by every token (E = k = 1, the smallest model the statement allows)
+SINGLE = dataclasses.replace(TOY, name="moe-single-expert", n_routed_experts=1, experts_per_token=1,
+                             n_expert_groups=1, topk_expert_groups=1)
+# groups of 2 experts, fewer than k = 3: the 3 kept groups hold the k experts between them
+PAIRS = dataclasses.replace(TOY, name="moe-toy-pairs", n_expert_groups=8, topk_expert_groups=3)
+PAYLOAD_MODELS = [DS3, specs.KIMI_K2, specs.MIXTRAL_8X7B, SMALL, WIDE, ODD_D, TOY, SINGLE]
 
 
 def _slug(s: str) -> str:
@@ -130,6 +136,7 @@ def _grade_routing(g: Grading, ref) -> None:
         ("route-small-dyadic", SMALL, _dyadic_scores(15, 40, 64, levels=8)),
         ("route-toy-hand-made", TOY, TOY_ROWS),
         ("route-toy-dyadic", TOY, _dyadic_scores(16, 60, 16, levels=4)),
+        ("route-toy-groups-smaller-than-k", PAIRS, _dyadic_scores(31, 30, 16, levels=4)),
         ("route-kimi-k2-one-group", specs.KIMI_K2, _dyadic_scores(17, 16, 384)),
         ("route-mixtral-no-groups", specs.MIXTRAL_8X7B, _dyadic_scores(18, 20, 8, levels=4)),
         ("route-mixtral-below-float32", specs.MIXTRAL_8X7B, MIXTRAL_SUBF32_ROWS),
@@ -208,6 +215,10 @@ def grade(g: Grading) -> None:
         ("route-empty-scores", "route_experts", (DS3, [], True)),
         ("route-groups-cannot-hold-k", "route_experts",
          (dataclasses.replace(TOY, topk_expert_groups=1, experts_per_token=5), [[0.0] * 16], True)),
+        ("route-groups-of-one-expert", "route_experts",
+         (dataclasses.replace(TOY, n_expert_groups=16, topk_expert_groups=4), [[0.0] * 16], True)),
+        ("links-zero-gpus-per-node", "link_traffic", (DS3, [row], [0], 16, 0, "node_dedup")),
+        ("links-zero-gpus", "link_traffic", (DS3, [row], [0], 0, 8, "per_expert")),
         ("links-duplicate-expert", "link_traffic", (DS3, [[0, 0, 1, 2, 3, 4, 5, 6]], [0], 16, 8, "per_expert")),
         ("links-expert-out-of-range", "link_traffic", (DS3, [row[:7] + [256]], [0], 16, 8, "per_expert")),
         ("links-too-few-experts", "link_traffic", (DS3, [row[:7]], [0], 16, 8, "node_dedup")),

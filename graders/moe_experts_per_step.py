@@ -1,10 +1,11 @@
 """Hidden grader for moe-experts-per-step.
 
 Cases: the closed form on DeepSeek-V3, Mixtral and random (E, k, B) including B = 0, B = 1,
-k = 1, k = E and huge batches; exact distinct counts on seeded random routings (any integer
-dtype, duplicated experts across tokens, empty batch); step bytes and the cost profile on real
-and made-up models; the smallest batch for a share of experts. Input checks last: every
-ValueError of the statement, from each function that promises it.
+k = 1, k = E and huge batches; exact distinct counts on seeded random routings (any integer dtype,
+duplicated experts across tokens, k = 1, E = 1, empty batch); step bytes and the cost profile on
+real and made-up models (one with no MoE layers, one with empty experts); the smallest batch for
+a share of experts. Input checks last: every ValueError of the statement, from each function
+that promises it.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def grade(g: Grading) -> None:
     routings = []
     for i, (B, E, k, skew, dtype) in enumerate([(8, 256, 8, False, torch.int64), (5, 8, 2, False, torch.int32),
                                                  (64, 16, 4, True, torch.int64), (3, 4, 4, False, torch.int16),
-                                                 (200, 256, 8, True, torch.int32), (1, 10, 3, False, torch.uint8)]):
+                                                 (200, 256, 8, True, torch.int32), (1, 10, 3, False, torch.uint8),
+                                                 (7, 16, 1, False, torch.int64), (3, 1, 1, False, torch.int64)]):
         ids = _random_routing(g.rng(100 + i), B, E, k, skew).to(dtype)
         routings.append((f"B{B}-E{E}-k{k}-{str(dtype).split('.')[-1]}", ids, E))
     routings.append(("empty-batch", torch.zeros(0, 2, dtype=torch.int64), 8))
@@ -83,7 +85,9 @@ def grade(g: Grading) -> None:
            ("1-d", torch.tensor([0, 1]), 4), ("k-above-E", torch.tensor([[0, 1, 2]]), 2),
            ("3-d", torch.tensor([[[0, 1]]]), 4), ("bool-ids", torch.tensor([[True, False]]), 4),
            ("zero-columns", torch.zeros(3, 0, dtype=torch.int64), 4),
-           ("zero-experts", torch.tensor([[0]]), 0)]
+           ("zero-experts", torch.tensor([[0]]), 0),
+           # 2**32 + 1 wraps to 1 in int32: the range check must see the int64 id
+           ("id-beyond-int32", torch.tensor([[0, 2**32 + 1]], dtype=torch.int64), 4)]
     for name, ids, E in bad:
         checks.append((f"distinct-rejects-{name}", "distinct_experts", (ids.to(g.device), E)))
     checks += [("distinct-rejects-nested-list", "distinct_experts", ([[0, 2], [2, 1]], 4)),
@@ -91,9 +95,12 @@ def grade(g: Grading) -> None:
 
     # 3-4. bytes per step and the cost profile
     models = [DEEPSEEK_V3, MIXTRAL, ("made-up-no-always", 64, 4, 12, 1_000_000, 0, 0.5),
-              ("made-up-dense-heavy", 32, 1, 3, 7_340_032, 9_000_000_000, 2.0)]
+              ("made-up-dense-heavy", 32, 1, 3, 7_340_032, 9_000_000_000, 2.0),
+              ("made-up-no-moe-layers", 16, 2, 0, 1_000_000, 5_000_000, 2.0),
+              ("made-up-zero-expert-params", 8, 2, 4, 0, 1_000_000, 1.0)]
     batches = {"deepseek-v3-fp8": [1, 8, 64, 256], "mixtral-8x7b-bf16": [1, 3, 16],
-               "made-up-no-always": [2, 33], "made-up-dense-heavy": [1, 7]}
+               "made-up-no-always": [2, 33], "made-up-dense-heavy": [1, 7], "made-up-no-moe-layers": [4],
+               "made-up-zero-expert-params": [3]}
     for name, E, k, L, ep, ap, bpp in models:
         for B in batches[name]:
             args = (B, E, k, L, ep, ap, bpp)
@@ -121,7 +128,8 @@ def grade(g: Grading) -> None:
         with g.case(f"batch-for-fraction-E{E}-k{k}-f{f}"):
             expect_equal(g.call("batch_for_expert_fraction", E, k, f), ref.batch_for_expert_fraction(E, k, f))
     for name, args in [("fraction-1", (8, 2, 1.0)), ("fraction-0", (8, 2, 0.0)), ("negative", (8, 2, -0.5)),
-                       ("fraction-nan", (8, 2, math.nan)), ("top-k-above-E", (8, 9, 0.5)),
+                       ("fraction-nan", (8, 2, math.nan)),
+                       ("fraction-1-every-expert", (4, 4, 1.0)), ("top-k-above-E", (8, 9, 0.5)),
                        ("bool-experts", (True, 1, 0.5))]:
         checks.append((f"batch-for-fraction-rejects-{name}", "batch_for_expert_fraction", args))
 

@@ -1,8 +1,9 @@
-"""Hidden cases for qat-vs-ptq-cost: QAT GPU-hours on dense, MoE, MLA, tied and made-up models,
-four GPUs and a made-up one, BF16/FP8 math, with and without a teacher and fake-quant overhead;
-fleet savings across fleet sizes and format pairs (the same format, a slower format); break-even
-days including infinity; each skip rule alone, at its exact threshold (binary-exact inputs), and
-in salted random combinations; then the input checks."""
+"""Hidden cases for qat-vs-ptq-cost: QAT GPU-hours on dense, MQA, MoE (top-1 too), MLA, tied and
+made-up models (ranges at their boundaries), a single token and mfu = 1, four GPUs and a made-up
+one, BF16/FP8 math, with and without a teacher and fake-quant overhead; fleet savings across fleet
+sizes and format pairs (the same format, a slower format); break-even days including infinity;
+each skip rule alone, at its exact threshold (binary-exact inputs), and in salted random
+combinations; then the input checks."""
 
 from __future__ import annotations
 
@@ -34,8 +35,19 @@ MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16,
 # value width read from qk_nope_head_dim); head_dim stays nope + rope, as specs documents.
 MLA_V160 = dataclasses.replace(MLA_RQ0, name="mla-rope96-v160", head_dim=224, qk_rope_head_dim=96,
                                v_head_dim=160)
+# one KV head (multi-query attention) and one routed expert per token (Switch-style top-1)
+MQA = dataclasses.replace(specs.LLAMA_3_1_8B, name="mqa-8b", n_kv_heads=1)
+MOE_TOP1 = dataclasses.replace(MOE_SMALL, name="moe-top1", experts_per_token=1, n_shared_experts=0)
+# the boundaries of the model's ranges: every count at its minimum of 1; an MoE whose tokens use
+# every expert (k = E); an MoE config whose layers are all dense; MLA with both ranks 1
+TOY_ONES = ModelConfig(name="toy-ones", n_layers=1, hidden_size=64, n_heads=1, n_kv_heads=1, head_dim=1,
+                       ffn_size=128, vocab_size=1)
+MOE_ALL = dataclasses.replace(MOE_SMALL, name="moe-k-equals-e", n_routed_experts=4, experts_per_token=4)
+MOE_ALL_DENSE = dataclasses.replace(MOE_SMALL, name="moe-all-dense", first_dense_layers=24)
+MLA_RANK1 = dataclasses.replace(MLA_V160, name="mla-ranks-1", q_lora_rank=1, kv_lora_rank=1)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-          specs.KIMI_K2, TIED, MOE_SMALL, MLA_RQ0, MLA_V160]
+          specs.KIMI_K2, TIED, MOE_SMALL, MLA_RQ0, MLA_V160, MQA, MOE_TOP1, TOY_ONES, MOE_ALL,
+          MOE_ALL_DENSE, MLA_RANK1]
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=1.7e15,
                               fp8_dense_flops=3.3e15)
 NO_FP8_GPU = dataclasses.replace(specs.A100_SXM_80GB, name="made-up-no-fp8", bf16_dense_flops=400e12)
@@ -121,6 +133,12 @@ def grade(g: Grading) -> None:
     with g.case("hours-default-overhead-is-zero"):
         _check_dict(g.call("qat_gpu_hours", specs.LLAMA_3_1_70B, 1e10, specs.H100_SXM, BF16, 0.4, True),
                     ref.qat_gpu_hours(specs.LLAMA_3_1_70B, 1e10, specs.H100_SXM, BF16, 0.4, True), HOURS_KEYS)
+    with g.case("hours-one-token"):                      # tokens = 1 is a valid count
+        args = (specs.LLAMA_3_1_8B, 1, specs.H100_SXM, BF16, 0.5, False, 0.0)
+        _check_dict(g.call("qat_gpu_hours", *args), ref.qat_gpu_hours(*args), HOURS_KEYS)
+    with g.case("hours-mfu-one"):                         # the top of (0, 1] is allowed
+        args = (specs.LLAMA_3_1_8B, 1e9, specs.H100_SXM, BF16, 1.0, False, 0.0)
+        _check_dict(g.call("qat_gpu_hours", *args), ref.qat_gpu_hours(*args), HOURS_KEYS)
     for k in range(6):                                   # salted extras
         m, gpu = rnd.choice(MODELS), rnd.choice(GPUS)
         cdt = BF16 if gpu is specs.A100_SXM_80GB else rnd.choice((BF16, FP8))
@@ -143,6 +161,11 @@ def grade(g: Grading) -> None:
         _check_dict(g.call("fleet_saving", 40, "fp8", "int4_weight_only", thr),
                     ref.fleet_saving(40, "fp8", "int4_weight_only", thr), FLEET_KEYS, fleet=40)
 
+    with g.case("fleet-throughputs-below-one-token-per-s"):
+        thr = {"fp8": 0.5, "int4_weight_only": 0.75}
+        _check_dict(g.call("fleet_saving", 12, "fp8", "int4_weight_only", thr),
+                    ref.fleet_saving(12, "fp8", "int4_weight_only", thr), FLEET_KEYS, fleet=12)
+
     # 3. Break-even days.
     bes = [(3902.5736378950205, 18.285714285714285), (3902.5736378950205, 0.0), (3902.5, -17.5),
            (0.0, 3.0), (96.0, 1.0), (1e6, 1e-6), (1779.2, 800.0), (0.0, 0.0), (500, 2),
@@ -162,6 +185,9 @@ def grade(g: Grading) -> None:
         ("ptq-drop-under-bar", _base(ptq_drop=0.2, max_drop=1.0)),
         ("weight-only-share-half", _base(compute_bound_share=0.5)),
         ("weight-only-share-just-under-half", _base(compute_bound_share=0.5 - 2.0 ** -30)),
+        ("weight-only-share-zero", _base(compute_bound_share=0.0)),
+        ("fp4-tiny-made-up-peak", _base(format="fp4", fp4_dense_flops=0.5, thr_qat=2000.0)),
+        ("slow-toy-serving-short-refresh", _base(thr_ptq=0.5, thr_qat=0.75, days_to_refresh=0.5)),
         ("int8-weight-only-prefill-heavy", _base(format="int8_weight_only", compute_bound_share=0.75,
                                                  thr_qat=1200.0)),
         ("fp8-prefill-heavy", _base(format="fp8", compute_bound_share=0.9, thr_qat=1250.0)),
@@ -201,6 +227,10 @@ def grade(g: Grading) -> None:
     # Input checks last.
     m, gpu = specs.LLAMA_3_1_70B, specs.H100_SXM
     checks = [
+        ("hours-model-not-a-config", "qat_gpu_hours", ("llama-3.1-70b", 1e10, gpu, BF16, 0.4, True)),
+        ("hours-zero-layers", "qat_gpu_hours", (dataclasses.replace(m, n_layers=0), 1e10, gpu, BF16, 0.4, True)),
+        ("hours-gpu-not-a-gpu", "qat_gpu_hours", (m, 1e10, "H100", BF16, 0.4, True)),
+        ("hours-mfu-above-one", "qat_gpu_hours", (m, 1e10, gpu, BF16, 1.5, True)),
         ("hours-fp8-on-a100", "qat_gpu_hours", (m, 1e10, specs.A100_SXM_80GB, FP8, 0.4, True)),
         ("hours-fp32-math", "qat_gpu_hours", (m, 1e10, gpu, DType.FP32, 0.4, True)),
         ("hours-zero-tokens", "qat_gpu_hours", (m, 0, gpu, BF16, 0.4, True)),
@@ -219,6 +249,8 @@ def grade(g: Grading) -> None:
         ("break-even-infinite-hours", "break_even_days", (math.inf, 3.0)),
         ("skip-missing-key", "skip_qat", ({k: v for k, v in _base().items() if k != "days_to_refresh"},)),
         ("skip-extra-key", "skip_qat", (_base(serving_format="int4_weight_only"),)),
+        ("skip-training-access-int", "skip_qat", (_base(training_access=1),)),
+        ("skip-gpu-not-a-gpu", "skip_qat", (_base(gpu="H100"),)),
         ("skip-unknown-format", "skip_qat", (_base(format="nvfp4"),)),
         ("skip-share-above-one", "skip_qat", (_base(compute_bound_share=1.5),)),
         ("skip-negative-drop", "skip_qat", (_base(ptq_drop=-0.1),)),

@@ -136,7 +136,7 @@ def _collectives(g: Grading, state: _State) -> None:
         case = f"reduce-scatter p={p} N={n} {_dt(dt)}"
         with g.case(case):
             _reduce_scatter(g, state, case, 10 + k, p, n, dt)
-    ag_cases = [(1, 4, i64), (2, 5, i64), (3, 10, f32), (4, 2, i64), (5, 13, f64), (8, 8, i32)]
+    ag_cases = [(1, 4, i64), (2, 5, i64), (3, 10, f32), (4, 2, i64), (5, 13, f64), (8, 8, i32), (3, 0, i64)]
     for k, (p, n, dt) in enumerate(ag_cases):
         case = f"all-gather p={p} N={n} {_dt(dt)}"
         with g.case(case):
