@@ -158,6 +158,8 @@ def grade(g: Grading) -> None:
         ("rate-alpha-half", "n_proportion", (0.01, 0.005, 0.5, 0.8), {}),
         ("rate-power-percent", "n_proportion", (0.01, 0.005, 0.05, 80.0), {}),
         ("rate-power-below-half", "n_proportion", (0.01, 0.005, 0.05, 0.2), {}),
+        ("rate-power-one", "n_proportion", (0.01, 0.005, 0.05, 1.0), {}),
+        ("rate-p1-exactly-one", "n_proportion", (0.25, 0.75, 0.05, 0.8), {}),
         ("rate-k-zero", "n_proportion", (0.01, 0.005, 0.05, 0.8), {"k": 0.0}),
         ("rate-deff-below-one", "n_proportion", (0.01, 0.005, 0.05, 0.8), {"deff": 0.5}),
         ("rate-nan-p0", "n_proportion", (math.nan, 0.005, 0.05, 0.8), {}),
@@ -173,6 +175,7 @@ def grade(g: Grading) -> None:
         ("rollout-empty", "rollout", ([], 200.0, 0.01, 0.005, 0.05, 0.8), {}),
         ("rollout-percent-stage", "rollout", ([1, 5, 25], 200.0, 0.01, 0.005, 0.05, 0.8), {"control": "rest"}),
         ("rollout-baseline-above-half", "rollout", ([0.6], 200.0, 0.01, 0.005, 0.05, 0.8), {}),
+        ("rollout-baseline-zero-stage", "rollout", ([0.0, 0.05], 200.0, 0.01, 0.005, 0.05, 0.8), {}),
         ("rollout-zero-rate", "rollout", ([0.05], 0.0, 0.01, 0.005, 0.05, 0.8), {}),
     ]
     for name, fn, args, kwargs in checks:
