@@ -160,6 +160,19 @@ def grade(g: Grading) -> None:
             _check_study(g.call("study", tr, c, batch=B, knee_tokens=K, gmax=gmax),
                          ref.study(tr, c, batch=B, knee_tokens=K, gmax=gmax))
 
+    # -- the signature's defaults (batch=1, knee_tokens=256, gmax=10) -------------------------
+    # batch 32 of long requests drafting 10 puts up to 352 tokens in a step: the knee binds
+    tr = _trace(rng, 40, (30, 60), STORY)
+    with g.case("sim-defaults"):
+        _check_sim(g.call("simulate", tr[:6], {"kind": "fixed", "g": 10}, 0.1),
+                   ref.simulate(tr[:6], {"kind": "fixed", "g": 10}, 0.1))
+    with g.case("sim-default-knee-batch-32"):
+        _check_sim(g.call("simulate", tr, {"kind": "fixed", "g": 10}, 0.01, batch=32),
+                   ref.simulate(tr, {"kind": "fixed", "g": 10}, 0.01, batch=32))
+    tr = _trace(rng, 60, (40, 80), STORY)       # 48 slots: the confidence policy's steps bind
+    with g.case("study-default-knee-batch-48"):
+        _check_study(g.call("study", tr, 0.001, batch=48), ref.study(tr, 0.001, batch=48))
+
     # -- input checks ---------------------------------------------------------------------
     ok = [{"cls": "code", "q": [0.5, 0.9], "m": [1, 0]}]
     fixed = {"kind": "fixed", "g": 2}
@@ -171,6 +184,8 @@ def grade(g: Grading) -> None:
         ("confidence-nan", [{"cls": "code", "q": [math.nan, 0.5], "m": [1, 0]}]),
         ("match-flag-two", [{"cls": "code", "q": [0.5, 0.9], "m": [1, 2]}]),
         ("missing-class", [{"q": [0.5], "m": [1]}]),
+        ("empty-class-name", [{"cls": "", "q": [0.5, 0.9], "m": [1, 0]}]),
+        ("match-flag-float", [{"cls": "code", "q": [0.5, 0.9], "m": [1.0, 0]}]),
     ]
     checks = [(f"simulate-{n}", "simulate", (t, fixed, 0.1), {}) for n, t in bad_traces]
     checks += [(f"study-{n}", "study", (t, 0.1), {}) for n, t in bad_traces[:2]]
@@ -185,6 +200,7 @@ def grade(g: Grading) -> None:
         ("simulate-fixed-g-negative", "simulate", (ok, {"kind": "fixed", "g": -1}, 0.1), {}),
         ("simulate-per-class-missing-class", "simulate",
          (ok + [{"cls": "chat", "q": [0.5], "m": [0]}], {"kind": "per_class", "g": {"code": 3}}, 0.1), {}),
+        ("simulate-per-class-g-not-a-dict", "simulate", (ok, {"kind": "per_class", "g": 3}, 0.1), {}),
         ("study-negative-c", "study", (ok, -0.5), {}),
         ("study-batch-0", "study", (ok, 0.1), {"batch": 0}),
     ]

@@ -257,6 +257,14 @@ def grade(g: Grading) -> None:
                          rtol=1e-6, atol=1e-12)
             expect_equal(got["flips"], want["flips"], name="flips")
 
+    with g.case("cross-talk-int8_tensor-one-victim"):          # V = 1 is allowed
+        got = g.call("cross_talk", victims[:1].to(dev), massive.to(dev), wc.to(dev), "int8_tensor")
+        want = ref.cross_talk(victims[:1], massive, wc, "int8_tensor")
+        if not isinstance(got, dict) or "max_rel_change" not in got or "flips" not in got:
+            fail("cross_talk must return a dict with keys 'max_rel_change' and 'flips'")
+        expect_close(got["max_rel_change"], want["max_rel_change"], name="max_rel_change", rtol=1e-6, atol=1e-12)
+        expect_equal(got["flips"], want["flips"], name="flips")
+
     # ---- input checks
     x = acts(4, 16, g.rng(70)).to(dev)
     w16 = torch.randn(8, 16, generator=g.rng(71)).to(dev)

@@ -134,6 +134,7 @@ def grade(g: Grading) -> None:
         ("rest-to-half", [0.02, 0.1, 0.5], 35.0, (0.01, 0.004, 0.01, 0.9), "rest"),
         ("baseline-half", [0.5], 1200.0, (0.02, 0.005, 0.05, 0.9), "baseline"),
         ("rest-tuple", (0.001, 0.3, 0.75), 5000.0, (0.003, 0.003, 0.05, 0.8), "rest"),
+        ("rest-under-one-request-per-second", [0.05, 0.25], 0.5, (0.01, 0.005, 0.05, 0.8), "rest"),
     ]
     for name, stages, lam, (p0, d, a, pw), control in plans:
         with g.case(f"rollout-{name}"):
@@ -158,6 +159,11 @@ def grade(g: Grading) -> None:
         ("rate-alpha-half", "n_proportion", (0.01, 0.005, 0.5, 0.8), {}),
         ("rate-power-percent", "n_proportion", (0.01, 0.005, 0.05, 80.0), {}),
         ("rate-power-below-half", "n_proportion", (0.01, 0.005, 0.05, 0.2), {}),
+        ("rate-power-one", "n_proportion", (0.01, 0.005, 0.05, 1.0), {}),
+        ("rate-power-half", "n_proportion", (0.01, 0.005, 0.05, 0.5), {}),
+        ("rate-delta-zero", "n_proportion", (0.01, 0.0, 0.05, 0.8), {}),
+        ("mean-zero-regression", "n_mean", (1.0, 0.0, 0.05, 0.8), {}),
+        ("rate-p1-exactly-one", "n_proportion", (0.25, 0.75, 0.05, 0.8), {}),
         ("rate-k-zero", "n_proportion", (0.01, 0.005, 0.05, 0.8), {"k": 0.0}),
         ("rate-deff-below-one", "n_proportion", (0.01, 0.005, 0.05, 0.8), {"deff": 0.5}),
         ("rate-nan-p0", "n_proportion", (math.nan, 0.005, 0.05, 0.8), {}),
@@ -173,6 +179,11 @@ def grade(g: Grading) -> None:
         ("rollout-empty", "rollout", ([], 200.0, 0.01, 0.005, 0.05, 0.8), {}),
         ("rollout-percent-stage", "rollout", ([1, 5, 25], 200.0, 0.01, 0.005, 0.05, 0.8), {"control": "rest"}),
         ("rollout-baseline-above-half", "rollout", ([0.6], 200.0, 0.01, 0.005, 0.05, 0.8), {}),
+        ("rollout-baseline-zero-stage", "rollout", ([0.0, 0.05], 200.0, 0.01, 0.005, 0.05, 0.8), {}),
+        ("rollout-rest-zero-stage", "rollout", ([0.0, 0.05], 200.0, 0.01, 0.005, 0.05, 0.8),
+         {"control": "rest"}),
+        ("rollout-rest-full-stage", "rollout", ([0.05, 1.0], 200.0, 0.01, 0.005, 0.05, 0.8),
+         {"control": "rest"}),
         ("rollout-zero-rate", "rollout", ([0.05], 0.0, 0.01, 0.005, 0.05, 0.8), {}),
     ]
     for name, fn, args, kwargs in checks:

@@ -228,6 +228,8 @@ def grade(g: Grading) -> None:
         ("rollback-zero-block-size", "rollback_trace", (100, 7, 0, 0, kv, [(2, 1)])),
         ("rollback-zero-computed", "rollback_trace", (0, 7, 16, 0, kv, [(2, 1)])),
         ("rollback-kv-bytes-zero", "rollback_trace", (100, 7, 16, 0, 0, [(2, 1)])),
+        ("rollback-float-drafts", "rollback_trace", (100, 7, 16, 0, kv, [(2.0, 1)])),
+        ("rollback-step-not-a-pair", "rollback_trace", (100, 7, 16, 0, kv, [(2, 1), 3])),
         ("step-zero-batch", "spec_step", (S_SPEC, S_EAGLE, 0, 512, 4, 0.8)),
         ("step-alpha-above-one", "spec_step", (S_SPEC, S_EAGLE, 8, 512, 4, 1.2)),
         ("step-negative-context", "spec_step", (S_SPEC, S_EAGLE, 8, -1, 4, 0.8)),

@@ -205,6 +205,8 @@ def grade(g: Grading) -> None:
         ("dist-floats-not-strings", "emitted_distribution", ([0.5, 0.5], [0.25, 0.75])),
         ("dist-not-a-number", "emitted_distribution", (["1/2", "half"], ["1/2", "1/2"])),
         ("spare-g-negative", "spare_compute_batch", (_sm(specs.LLAMA_3_1_8B, specs.H100_SXM), -1)),
+        ("dist-a-string-not-a-list", "emitted_distribution", ("1", ["1"])),
+        ("spare-not-a-step-model", "spare_compute_batch", ("llama-3.1-8b", 2)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):

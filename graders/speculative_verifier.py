@@ -386,6 +386,17 @@ def _f32_near_boundary(g, B, K, V):
     return args
 
 
+def _f64_near_boundary(g, B, K, V):
+    """float64 probabilities with every accept uniform the largest float64 below p/q (when
+    p/q < 1): float64 accepts; p or q rounded through float32 first often rejects."""
+    args = _batch(g, B, K, V, dtype=torch.float64, ragged=False)
+    tok, q, p = args[0], args[1], args[2]
+    ratio = p[:, :K].gather(-1, tok[..., None]).squeeze(-1) / q.gather(-1, tok[..., None]).squeeze(-1)
+    below = torch.nextafter(ratio, torch.zeros_like(ratio))
+    args[4] = torch.where(ratio < 1, below, args[4])
+    return args
+
+
 def _bonus_rows(dists: list[torch.Tensor], us: list[float], dtype=torch.float64):
     """Rows with no drafts (K = 1, n = 0): each row emits one token drawn from its target column 0."""
     R, V = len(dists), dists[0].shape[0]
@@ -628,6 +639,13 @@ def _part1_core(g: Grading, ref) -> None:
         args[1], args[2] = args[1].float(), args[2].float()
         _check_verify(g, ref, args)
         _check_verify(g, ref, _f32_near_boundary(g.rng(207), 64, 3, 6))
+    with g.case("verify: float64 inputs kept in float64 (p/q not rounded through float32)"):
+        # p = q at the draft: p/q is exactly 1 > u = 0.99999999 (accept, bonus 1). Rounded to float32
+        # first, q = 0.1 becomes 0.10000000149 and p = 0.9 becomes 0.89999998: either quotient drops
+        # below u and the draft is rejected
+        _check_verify(g, ref, _one([[0.1, 0.9]], [[0.1, 0.9], [0.5, 0.5]], [0], 1, [0.99999999], 0.5))
+        _check_verify(g, ref, _one([[0.9, 0.1]], [[0.9, 0.1], [0.5, 0.5]], [0], 1, [0.99999999], 0.5))
+        _check_verify(g, ref, _f64_near_boundary(g.rng(214), 64, 3, 6))
     with g.case("verify: draw ties (u*total equal to a partial sum) with totals that are not powers of two"):
         # [0, .625, .125] with s = 0.8333333333333333: s*.75 == .625 exactly, so index 2; the
         # normalized partial sum .625/.75 rounds to 0.8333333333333334 > s and would give index 1

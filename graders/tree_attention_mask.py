@@ -171,6 +171,11 @@ def grade(g: Grading) -> None:
               4, 1000, 16),
              ("tuple-ranks-and-probs", S_SPEC, tuple(med_parents), tuple(med_ranks),
               (0.6, 0.2, 0.1), 3, 700, 5),
+             # a rank probability of exactly 1 is allowed (every rank-1 draft is accepted), and so
+             # is a sum of exactly 1 + 1e-9
+             ("rank-1-certain-sum-at-the-limit", S_SPEC, med_parents, med_ranks, [1.0, 1e-9, 0.0], 4,
+              512, 4),
+             ("one-rank-chain-tree-no-context", S_8B, [-1, 0, 1, 2], [0, 1, 1, 1], [0.7], 2, 0, 3),
              ("fp8-kv-story-b32-c16384", S_SPEC_KV8, story_parents, story_ranks, RANK_P, 5, 16384,
               32),
              ("fp8-kv-medusa-tree-8b-b16-c8192", S_8B_KV8, med_parents, med_ranks,
@@ -199,6 +204,7 @@ def grade(g: Grading) -> None:
                ("story-c4096", S_SPEC, story_parents, story_ranks, RANK_P, 5, 4096, 1024),
                ("story-max-batch-26", S_SPEC, story_parents, story_ranks, RANK_P, 5, 512, 26),
                ("story-max-batch-25", S_SPEC, story_parents, story_ranks, RANK_P, 5, 512, 25),
+               ("story-max-batch-1", S_SPEC, story_parents, story_ranks, RANK_P, 5, 512, 1),
                # the "tree" is the chain itself: equal throughput at every batch is not a win
                ("tree-equal-to-chain", S_SPEC, chain5, [0] * 6, [0.5, 0.25], 5, 512, 64),
                ("8b-medusa-tree", S_8B, med_parents, med_ranks, [0.55, 0.2, 0.1], 3, 2048, 1024),
@@ -248,6 +254,12 @@ def grade(g: Grading) -> None:
         ("accept-tokens-too-short", "accept_tree", (ok_par, [1, 2, 3], [1, 2, 3, 4])),
         ("accept-target-too-long", "accept_tree", (ok_par, [1, 2, 3, 4], [1, 2, 3, 4, 5])),
         ("accept-bad-parents", "accept_tree", ([-1, 1], [1, 2], [1, 2])),
+        ("accept-float-token", "accept_tree", (ok_par, [1, 2.0, 3, 4], [1, 2, 3, 4])),
+        ("mask-float-prefix", "tree_attention_mask", ([-1, 0], 2.5)),
+        ("cost-empty-probs", "tree_vs_chain", (S_SPEC, [-1], [0], [], 5, 512, 1)),
+        ("cost-last-rank-beyond-probs", "tree_vs_chain",
+         (S_SPEC, ok_par, [0, 1, 2, 5], RANK_P, 5, 512, 1)),
+        ("cost-not-a-step-model", "tree_vs_chain", ("70b", ok_par, ok_ranks, RANK_P, 5, 512, 1)),
         ("cost-duplicate-sibling-rank", "tree_vs_chain",
          (S_SPEC, ok_par, [0, 1, 1, 1], RANK_P, 5, 512, 1)),
         ("cost-rank-zero", "tree_vs_chain", (S_SPEC, ok_par, [0, 1, 0, 1], RANK_P, 5, 512, 1)),
