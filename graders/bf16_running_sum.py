@@ -120,6 +120,13 @@ STALLS = [
     ("bf16-sixteen-plus-ulp", 16.0 * (1.0 + 2.0 ** -52), torch.bfloat16),
     ("fp16-sixteen-plus-ulp-overflows", 16.0 * (1.0 + 2.0 ** -52), torch.float16),
     ("fp32-1024-plus-ulp", 1024.0 * (1.0 + 2.0 ** -52), torch.float32),
+    # the ends of each range: the smallest BF16 subnormal (steps of one subnormal ulp), half of it
+    # (a tie at 0: the first step rounds to 0), a sum that stalls in FP16's top binade (32768,
+    # below 65504), and one that fills FP32's top binade and overflows
+    ("bf16-smallest-subnormal", 2.0 ** -133, torch.bfloat16),
+    ("bf16-half-the-smallest-subnormal", 2.0 ** -134, torch.bfloat16),
+    ("fp16-stalls-in-the-top-binade", 16.0, torch.float16),
+    ("fp32-overflows-from-the-top-binade", 2.0 ** 104, torch.float32),
 ]
 
 

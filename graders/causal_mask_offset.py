@@ -9,6 +9,8 @@ whole thing exists for: feeding a sequence chunk by chunk (hidden split points, 
 1-token decode steps) against the growing cache gives the full causal forward. Also: visible
 scores of -1e4 and -2e4 (a finite -1e4 fill is not an exact exclusion), and bf16 with scores
 near +64 (bf16 spacing 0.5 there: math in the input dtype moves the weights far past tolerance).
+One key with scores of +200 and -200 (exp overflows / underflows float32 unless the row maximum
+is subtracted), and an empty cache with B, H and T all different.
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ def grade(g: Grading) -> None:
         (1, 1, 7, 3, 8),         # more queries than keys: 4 fully masked rows
         (2, 1, 9, 1, 4),         # one key, 8 fully masked rows
         (1, 1, 3, 0, 4),         # empty cache: every row masked
+        (2, 3, 4, 0, 4),         # empty cache with batch, heads and queries all different sizes
     ]
     for c, (b, h, t, s, d) in enumerate(shapes):
         with g.case(f"attention-B{b}-H{h}-T{t}-S{s}"):
@@ -157,6 +160,13 @@ def grade(g: Grading) -> None:
         q = torch.tensor([-100.0, -200.0], device=dev).view(1, 2, 1, 1).expand(1, 2, 2, 1).contiguous()
         k = torch.full((1, 2, 5, 1), 100.0, device=dev)
         v = torch.arange(5.0, device=dev).view(1, 1, 5, 1).expand(1, 2, 5, 1).contiguous()
+        check_attention(g, q, k, v, scale=1.0)
+    # one key with scores of +200 (head 0) and -200 (head 1): exp of either overflows or underflows
+    # float32, so the row maximum must be subtracted even when a row sees a single key
+    with g.case("one-key-scores-plus-and-minus-200"):
+        q = torch.tensor([2.0, -2.0], device=dev).view(1, 2, 1, 1).expand(1, 2, 3, 1).contiguous()
+        k = torch.full((1, 2, 1, 1), 100.0, device=dev)
+        v = torch.tensor([3.0, -5.0], device=dev).view(1, 2, 1, 1)
         check_attention(g, q, k, v, scale=1.0)
     # bf16 with scores around +64 (a shared offset in q and k): bf16 spacing there is 0.5, so scores
     # rounded to bf16 before the softmax move the weights by up to ~28%; float32 math does not
@@ -199,6 +209,7 @@ def grade(g: Grading) -> None:
         ("attention-rejects-k-v-shapes-that-differ", (q, k, k[..., :4, :])),
         ("attention-rejects-heads-that-differ", (q, k[:, :1], k[:, :1])),
         ("attention-rejects-3d-input", (q[0], k[0], k[0])),
+        ("attention-rejects-3d-input-whose-sizes-agree", (k[0], k[0], k[0])),
         ("attention-rejects-dtypes-that-differ", (q, k.double(), k.double())),
         ("attention-rejects-integer-dtype", (q.long(), k.long(), k.long())),
     ]

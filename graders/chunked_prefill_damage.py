@@ -1,6 +1,7 @@
 """Hidden cases for chunked-prefill-damage: the 100K-prompt story (S-serve preset), two long
 prompts queued FCFS on an 8B replica, seats (max_num_seqs) that bind, idle gaps, chunks that fit
 the budget exactly, an arrival exactly at a step's start, equal arrival times given out of order,
+a budget equal to the seats with every seat decoding, one seat with a 1-token budget,
 made-up models and GPUs with FP8 weights or KV, and salted random traces; then the input checks."""
 
 from __future__ import annotations
@@ -118,6 +119,12 @@ def grade(g: Grading) -> None:
     tie = steps[k]["start_s"]
     cases.append(("arrival-exactly-at-step-start", base[0], base[1],
                   base[2] + [[tie, 700, 5], [0.0, 300, 2]], base[3], base[4]))
+    # Budget == seats with every seat busy decoding: the last running decoder gets the last token of
+    # the budget, and once a seat frees, a 1-token budget left over still admits (a 1-token chunk).
+    cases.append(("budget-equals-seats-all-decoding", S_MID_FP8, [[1, 2], [40, 5], [7, 1], [9, 3]],
+                  [[0.0, 3, 2], [0.0, 1, 1]], 4, 4))
+    # The smallest engine: one seat, one token per step (a 3-token prompt takes 3 steps).
+    cases.append(("one-seat-one-token-budget", S_8B, [[1, 2]], [[0.0, 3, 2], [0.0, 1, 1]], 1, 1))
     rng = random.Random(f"chunked-prefill-damage:{g.salt}")
     for i in range(4):
         cases.append((f"random-trace-{i}",) + _random_case(rng, i))
@@ -135,6 +142,14 @@ def grade(g: Grading) -> None:
         ("warm-context-zero", (S_8B, [[0, 3]], ok_trace, 64, 8)),
         ("warm-remaining-zero", (S_8B, [[100, 0]], ok_trace, 64, 8)),
         ("warm-entry-not-a-pair", (S_8B, [[100, 3, 1]], ok_trace, 64, 8)),
+        ("warm-none", (S_8B, None, ok_trace, 64, 8)),
+        ("warm-entry-an-int", (S_8B, [100], ok_trace, 64, 8)),
+        ("trace-entry-an-int", (S_8B, ok_warm, [50], 64, 8)),
+        ("budget-not-int", (S_8B, ok_warm, ok_trace, 64.0, 8)),
+        ("seats-not-int", (S_8B, ok_warm, ok_trace, 64, 8.0)),
+        # nothing to run, so a simulator without the check returns instead of looping
+        ("seats-zero-nothing-to-run", (S_8B, [], [], 64, 0)),
+        ("budget-and-seats-zero-nothing-to-run", (S_8B, [], [], 0, 0)),
         ("negative-arrival", (S_8B, ok_warm, [[-0.5, 50, 2]], 64, 8)),
         ("infinite-arrival", (S_8B, ok_warm, [[math.inf, 50, 2]], 64, 8)),
         ("prompt-zero", (S_8B, ok_warm, [[0.0, 0, 2]], 64, 8)),

@@ -1,7 +1,8 @@
 """Hidden grader for fp8-attention.
 
 1. ``fp8_quantize``: the three modes, blocks that do not divide N, an all-zero column and block
-   (scale 1), float32/bf16 inputs, power-of-two scales that put values on e4m3 ties (exact).
+   (scale 1), float32/bf16 inputs, power-of-two scales that put values on e4m3 ties, blocks of
+   one row (exact).
 2. ``fp8_attention_forward``: P scaled by 2^0, 2^8 and 448; l from the unrounded or the FP8 P;
    long rows dominated by a sink with V of mean 1 (where unscaled P loses its tail) and of mean 0;
    block / channel scales, K smoothing, a Hadamard rotation, both; block_k from 1 to larger than
@@ -9,8 +10,9 @@
 3. ``logit_errors``: std and p-weighted error on offset channels, high-variance channels, sparse
    spikes and a sink, each with the fixes.
 4. ``lowprec_dot``: exact (bitwise) results for K not divisible by chunk or promote, chunk 1/4/32,
-   promotion 32/128, mantissa 10/13/23, signed sums (truncation toward zero).
-5. ``fix_gains``: the gain table on salted inputs of each type.
+   promotion 32/128, mantissa 10/13/23/52, signed sums (truncation toward zero).
+5. ``fix_gains``: the gain table on salted inputs of each type, and on operands exact in e4m3
+   (a fix with no error left: 1.0).
 Then the input checks.
 """
 
@@ -174,7 +176,7 @@ def grade(g: Grading) -> None:
                         dtype=torch.float64)
     qcases = [("tensor", x, 128), ("block-128-of-300", x, 128), ("block-7", x, 7), ("channel", x, 128),
               ("ties-pow2-scale", ties, 128), ("float32-input", x.float(), 128),
-              ("bf16-input", x.to(torch.bfloat16), 64)]
+              ("bf16-input", x.to(torch.bfloat16), 64), ("block-1", x[:40], 1)]
     for nm, xx, blk in qcases:
         mode = nm.split("-")[0] if nm.split("-")[0] in ("tensor", "block", "channel") else "tensor"
         with g.case(f"quantize-{nm}"):
@@ -243,6 +245,7 @@ def grade(g: Grading) -> None:
         ("k1000-chunk4-promote32", (16, 1000), dict(promote=32), False),
         ("mant10", (32, 2048), dict(mant_bits=10), False),
         ("mant23-chunk32", (32, 2048), dict(mant_bits=23, chunk=32), False),
+        ("mant52", (8, 256), dict(mant_bits=52), False),
         ("signed-sums", (64, 3000), dict(), True),
         ("signed-promote", (64, 3000), dict(chunk=8, promote=64), True),
         ("one-dimensional", (4096,), dict(), False),
@@ -268,6 +271,22 @@ def grade(g: Grading) -> None:
             for key in GAIN_KEYS:
                 expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
 
+    # Operands exact in e4m3 under a scale of 1 (small integers and one 448): the baseline logit
+    # error is 0, and so is the error with block scales (64 rows: one block), so that gain is 1.0.
+    with g.case("fix-gains-exact-operands"):
+        gen = torch.Generator().manual_seed(seed(9200))
+        q, k = (torch.randint(-8, 9, (64, 16), generator=gen).double() for _ in range(2))
+        q[0, 0] = k[0, 0] = 448.0
+        v = torch.randn(64, 16, generator=gen, dtype=torch.float64)
+        h = hadamard(16, seed(9300))
+        q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
+        out = g.call("fix_gains", q, k, v, h)
+        want = ref.fix_gains(q, k, v, h)
+        if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
+            fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
+        for key in GAIN_KEYS:
+            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+
     # 6. input checks ---------------------------------------------------------------------------
     q, k, v = (t.to(dev) for t in inputs("gauss", 1, n=8, d=16))
     h16 = hadamard(16, 1).to(dev)
@@ -276,6 +295,7 @@ def grade(g: Grading) -> None:
         ("quantize-block-0", "fp8_quantize", (q, "block", 0), {}),
         ("quantize-1d", "fp8_quantize", (q[0], "tensor"), {}),
         ("quantize-nan", "fp8_quantize", (torch.full((2, 2), math.nan, device=dev), "tensor"), {}),
+        ("quantize-no-rows", "fp8_quantize", (torch.zeros(0, 4, dtype=torch.float64, device=dev), "tensor"), {}),
         ("forward-kv-rows-differ", "fp8_attention_forward", (q, k, v[:5]), {}),
         ("forward-head-dim-differs", "fp8_attention_forward", (q, k[:, :8], v), {}),
         ("forward-bad-l-source", "fp8_attention_forward", (q, k, v), dict(l_source="bf16")),
@@ -287,6 +307,7 @@ def grade(g: Grading) -> None:
         ("lowprec-promote-not-multiple", "lowprec_dot", (q, k), dict(chunk=4, promote=6)),
         ("lowprec-shapes-differ", "lowprec_dot", (q, k[:, :8]), {}),
         ("lowprec-chunk-0", "lowprec_dot", (q, k), dict(chunk=0)),
+        ("lowprec-empty-last-axis", "lowprec_dot", (q[:, :0], k[:, :0]), {}),
         ("fix-gains-hadamard-not-normalized", "fix_gains", (q, k, v, h16 * 4), {}),
     ]
     for nm, fn, args, kw in checks:

@@ -1,7 +1,8 @@
 """Hidden cases for kv-capacity: the public vLLM log, Llama 3.1 70B at TP 4/8/16, MLA models at
 TP 8/16, made-up GQA/MQA/MHA/MLA shapes; every boundary the statement states hit exactly (the
 ceiling of the requested bytes, a pool of exactly k pages, L a multiple of the block or one past,
-one sequence exactly, max_num_seqs tied with the pool); every KV dtype incl. INT4 half bytes;
+one sequence exactly, max_num_seqs tied with the pool, the smallest model, device and sequence
+allowed); every KV dtype incl. INT4 half bytes;
 block sizes 1..256; seeded and salted random configurations; the multiple choice as a set; then
 the input checks."""
 
@@ -45,6 +46,14 @@ MODELS = [QWEN3_SHAPE, specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.DEEPSEEK_V
 DTYPES = [DType.BF16, DType.FP8, DType.FP16, DType.FP32, DType.INT8, DType.INT4]
 BLOCKS = [16, 32, 64, 1, 128, 256, 8, 528]
 LLAMA70_BF16 = 70_552_387_584 * 2       # matmul weights + embedding, BF16 bytes
+# The smallest shapes the statement allows: one layer; an MLA latent of width 1 without a RoPE
+# key (half a byte per token in INT4; 2 heads, so that it still stores 1 latent head); a GQA
+# model of one head of dimension 1.
+MLA_TINY = ModelConfig(name="mla-tiny-made-up", n_layers=1, hidden_size=8, n_heads=2, n_kv_heads=2,
+                       head_dim=1, ffn_size=8, vocab_size=8, q_lora_rank=0, kv_lora_rank=1,
+                       qk_nope_head_dim=1, qk_rope_head_dim=0, v_head_dim=1)
+GQA_TINY = ModelConfig(name="gqa-tiny-made-up", n_layers=1, hidden_size=8, n_heads=1, n_kv_heads=1,
+                       head_dim=1, ffn_size=8, vocab_size=8)
 
 
 def _valid_tps(m: ModelConfig) -> list[int]:
@@ -159,6 +168,10 @@ def _named_cases(ref) -> list[tuple[str, tuple]]:
     cases.append(("max-num-seqs-one-above-the-pool", base + (41,)))
     # L a multiple of the block vs one past it, at a pool where it flips max_seqs
     cases.append(("context-one-past-a-block", base[:-1] + (16 * 1000 + 1, 10**6)))
+    # every lower bound at once: a 1-byte device, 1 byte left (a page of half a byte: 2 blocks),
+    # one layer and head, an MLA latent of width 1 with no RoPE key, one-token sequences
+    cases.append(("smallest-mla-one-byte-device", (1, 1.0, 0, 0, 0, 0, MLA_TINY, 1, DType.INT4, 1, 1, 5)))
+    cases.append(("smallest-gqa-head-dim-1", (100, 0.5, 10, 0, 0, 0, GQA_TINY, 1, DType.INT4, 2, 3, 100)))
     return cases
 
 
@@ -215,6 +228,10 @@ def grade(g: Grading) -> None:
         ("context-zero", with_(10, 0)),
         ("context-float", with_(10, 4096.0)),
         ("max-num-seqs-zero", with_(11, 0)),
+        ("zero-layers", with_(6, dataclasses.replace(q, n_layers=0))),
+        ("zero-heads", with_(6, dataclasses.replace(q, n_heads=0))),
+        ("gqa-zero-kv-heads", with_(6, dataclasses.replace(q, n_kv_heads=0))),
+        ("gqa-zero-head-dim", with_(6, dataclasses.replace(q, head_dim=0))),
         ("no-memory-left", with_(2, 80 * 10**9)),
         ("pool-below-one-sequence", with_(10, 10**8)),
     ]

@@ -9,7 +9,9 @@ call was accepted (no tampering), the run finished within 3x the reference's ste
 request's tokens equal unbatched greedy decoding and end with one finished event, no block is
 left allocated, and the per-step events equal the reference's.
 
-Input checks (the ValueErrors of ``Scheduler`` and ``add_request``) run last, in their own group.
+The hosted model also refuses a block table padded with anything but -1 (the statement's rule).
+Input checks (the ValueErrors of ``Scheduler`` and ``add_request``) run last, in their own group;
+a ValueError that comes from the simulator refusing a call instead does not count.
 """
 
 from __future__ import annotations
@@ -20,6 +22,21 @@ from inferprep.grading import INPUT_CHECKS, Grading, SubmissionRaised, Trial, fa
 from inferprep.sim.engine import KVBlockPool, ToyModel
 
 VOCAB = 64
+
+
+class Model(ToyModel):
+    """The toy model, refusing also a block table padded with anything but -1 past the entries a
+    row needs (the statement's rule; ``ToyModel`` itself ignores those entries)."""
+
+    def forward(self, request_ids, input_ids, positions, query_start_loc, block_tables, slot_mapping):
+        out = super().forward(request_ids, input_ids, positions, query_start_loc, block_tables, slot_mapping)
+        bs, pos, q = self.kv_pool.block_size, positions.cpu().tolist(), query_start_loc.cpu().tolist()
+        for i, (rid, row) in enumerate(zip(request_ids, block_tables.cpu().tolist())):
+            need = pos[q[i + 1] - 1] // bs + 1
+            if any(x != -1 for x in row[need:]):
+                return self._refuse(ValueError, f"request {rid}: block table entries past the {need} its "
+                                    f"positions need must be -1 (padding), got {row[need:]}")
+        return out
 
 
 def host(g: Grading, pool: KVBlockPool, model: ToyModel):
@@ -41,14 +58,14 @@ def check_run(g: Grading, cfg: dict, requests: list, seed: int) -> None:
     """Run the reference (here, on its own pool and model, no proxies), then the submission on
     the same workload, and check it (see the module docstring)."""
     rpool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
-    rmodel = ToyModel(rpool, VOCAB, seed)
+    rmodel = Model(rpool, VOCAB, seed)
     expected_steps = g.reference().run_engine(cfg, requests, rmodel, 100_000)
     expected_records = rmodel.records
     if rmodel.violations or rmodel.stale_reads or rpool.num_used:
         raise RuntimeError("the reference broke the simulator's rules")
     max_steps = 3 * len(expected_steps) + 50
     pool = KVBlockPool(cfg["num_blocks"], cfg["block_size"])
-    model = ToyModel(pool, VOCAB, seed, max_forward_calls=max_steps)
+    model = Model(pool, VOCAB, seed, max_forward_calls=max_steps)
     raised: SubmissionRaised | None = None
     try:
         steps = g.call("run_engine", cfg, requests, host(g, pool, model), max_steps)
@@ -277,9 +294,10 @@ def grade(g: Grading) -> None:
     with g.case("accepts-kv-exactly-the-pool"):
         check_run(g, base, [(0, "fits", prompt(31, 13), 4)], seed=31)  # 16 tokens = 4 blocks
 
-    # Input checks last: a child that dies in one stops every later case.
-    pool = KVBlockPool(4, 4)
-    h = host(g, pool, ToyModel(pool, VOCAB, 0))
+    # Input checks last: a child that dies in one stops every later case. The ValueError must come
+    # from add_request: a scheduler that takes the request and then makes a call the simulator
+    # refuses (a 0-token chunk, a negative token id, a forward with nothing to run), or fails on
+    # an empty step once the request cannot fit, raises one too.
     bad_requests = {
         "rejects-kv-one-token-over-the-pool": [(0, "big", prompt(30, 14), 4)],  # 17 tokens > 16
         "rejects-empty-prompt": [(0, "e", [], 3)],
@@ -290,7 +308,17 @@ def grade(g: Grading) -> None:
     }
     for name, reqs in bad_requests.items():
         with g.case(name, group=INPUT_CHECKS):
-            g.raises("ValueError", "run_engine", base, reqs, h, 50)
+            pool = KVBlockPool(4, 4)
+            model = Model(pool, VOCAB, 0)
+            g.raises("ValueError", "run_engine", base, reqs, host(g, pool, model), 50)
+            refused = pool.violations + model.violations
+            if refused:
+                fail(f"the ValueError came from the simulator refusing a call ({refused[0]}), not from "
+                     "add_request")
+            calls = 1 if name == "rejects-id-reused-after-it-finished" else 0   # "d" runs once first
+            if len(model.records) > calls:
+                fail(f"the request was accepted and run ({len(model.records)} forward calls) before the "
+                     "ValueError: add_request must refuse it")
     with g.case("rejects-bad-config", group=INPUT_CHECKS):
         for args in ((0, 4, 16, 2), (4, 0, 16, 2), (4, 4, 0, 2), (4, 4, 16, 0)):
             g.raises("ValueError", "Scheduler", *args)

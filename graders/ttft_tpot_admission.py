@@ -1,11 +1,12 @@
 """Hidden cases for ttft-tpot-admission: the largest chunk under a TPOT target (the S-serve
 table, other models, GPUs, TP degrees and dtypes, ragged and empty decode batches, a target
-exactly equal to a step time with and without the logit row, a saturated batch), prefill finish
+exactly equal to a step time with and without the logit row or only in the list's summation
+order, a target that fits exactly one token, a saturated batch), prefill finish
 times (single prompts, mixed queues, a prompt that stalls as its prefix grows), and admission
 decisions with their remedies (each decision kind, a target exactly equal to the projection,
 routing where fewer queued tokens is the slower replica, ties, salted queues, a too-long prompt
 behind a queue, TPOT exactly at the decode-only step, a replica with no decoders whose fixed
-overhead exceeds TPOT, another replica projected exactly at the TTFT target); then the input
+overhead exceeds TPOT, another replica projected exactly at the TTFT target, one-token contexts, queues and prompt); then the input
 checks."""
 
 from __future__ import annotations
@@ -106,11 +107,21 @@ def grade(g: Grading) -> None:
     dec = _ragged(3, 40, 4096)
     exact_with = S_SERVE.step_s([(1, c, 1) for c in dec] + [(700, 3000, 1)])
     exact_without = S_SERVE.step_s([(1, c, 1) for c in dec] + [(700, 3000, 0)])
-    for name, tau in (("chunk-tpot-equals-step-time", exact_with),
-                      ("chunk-tpot-equals-step-without-logit-row", exact_without)):
+    # These decoders' attention terms summed in another order than the list's (reversed, fsum)
+    # give a step 1 ulp above the target: the statement fixes the order, this boundary checks it.
+    dec_order = _ragged(168, 40, 4096)
+    exact_order = S_SERVE.step_s([(1, c, 1) for c in dec_order] + [(700, 3000, 1)])
+    for name, tau, d in (("chunk-tpot-equals-step-time", exact_with, dec),
+                         ("chunk-tpot-equals-step-without-logit-row", exact_without, dec),
+                         ("chunk-tpot-equals-step-summed-in-list-order", exact_order, dec_order)):
         with g.case(name):
-            _check_int(g.call("max_chunk", S_SERVE, tau, dec, 3000), ref.max_chunk(S_SERVE, tau, dec, 3000),
+            _check_int(g.call("max_chunk", S_SERVE, tau, d, 3000), ref.max_chunk(S_SERVE, tau, d, 3000),
                        "max_chunk(prefix=3000)")
+    # A target that fits a one-token chunk exactly and no more (power-of-two toy: exact): 1.
+    with g.case("chunk-pow2-tpot-fits-exactly-one-token"):
+        d_toy = [2048] * 64
+        tau = S_TOY.step_s([(1, c, 1) for c in d_toy] + [(1, 0, 1)])
+        _check_int(g.call("max_chunk", S_TOY, tau, d_toy, 0), ref.max_chunk(S_TOY, tau, d_toy, 0), "max_chunk(prefix=0)")
     # ---- prefill_finish_times --------------------------------------------------------------
     finish_cases = [
         ("finish-s-serve-single-prompts", S_SERVE, 0.05, D64, [[1024], [8192], [32768]]),
@@ -180,6 +191,10 @@ def grade(g: Grading) -> None:
         ("admit-ttft-exactly-projected", S_8B, 0.03, behind, [3000] * 24, [4000], 9000, []),
         ("admit-ttft-exactly-prompt-alone", S_8B, 0.03, alone, [3000] * 24, [4000], 9000, []),
     ]
+    # The smallest values allowed: one-token contexts, queued prompts and prompt, here and on the
+    # other replicas.
+    admit_cases.append(("admit-one-token-everything", S_8B, 0.03, 0.05, [1, 1, 4096], [1, 1], 1,
+                        [[[1], [1]], [[1, 1], []]]))
     rng = random.Random(f"ttft-tpot-admission:{g.salt}")
     for i in range(3):
         sm = (S_SERVE, S_8B, S_MID_KV8)[i]
@@ -203,6 +218,7 @@ def grade(g: Grading) -> None:
         ("chunk-decoder-context-zero", "max_chunk", (S_SERVE, 0.05, [2048, 0], 0)),
         ("chunk-decoders-not-a-list", "max_chunk", (S_SERVE, 0.05, 64, 0)),
         ("chunk-prefix-negative", "max_chunk", (S_SERVE, 0.05, D64, -1)),
+        ("chunk-prefix-none", "max_chunk", (S_SERVE, 0.05, D64, None)),
         ("finish-prompts-not-a-list", "prefill_finish_times", (S_SERVE, 0.05, D64, 2048)),
         ("finish-prompt-zero", "prefill_finish_times", (S_SERVE, 0.05, D64, [2048, 0])),
         ("finish-prompt-float", "prefill_finish_times", (S_SERVE, 0.05, D64, [2048.0])),
@@ -213,6 +229,8 @@ def grade(g: Grading) -> None:
         ("admit-queue-not-a-list", "admit", (S_SERVE, 0.05, 1.5, D64, 2048, 2048, [])),
         ("admit-other-replica-malformed", "admit", (S_SERVE, 0.05, 1.5, D64, [], 2048, [[D64]])),
         ("admit-other-replica-bad-context", "admit", (S_SERVE, 0.05, 1.5, D64, [], 2048, [[[0], []]])),
+        ("admit-other-replica-bad-queue", "admit", (S_SERVE, 0.05, 1.5, D64, [], 2048, [[[2048], [0]]])),
+        ("admit-others-none", "admit", (S_SERVE, 0.05, 1.5, D64, [], 2048, None)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
