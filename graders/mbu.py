@@ -240,6 +240,10 @@ def grade(g: Grading) -> None:
     gpu = specs.H100_SXM
     checks = [
         ("bytes-moe", "step_bytes_per_gpu", (specs.MIXTRAL_8X7B, 2, [10], B, B)),
+        ("bytes-moe-one-routed-expert", "step_bytes_per_gpu",
+         (dataclasses.replace(L8, n_routed_experts=1, experts_per_token=1, moe_ffn_size=14336), 1, [10], B, B)),
+        ("bytes-zero-kv-heads", "step_bytes_per_gpu", (dataclasses.replace(L8, n_kv_heads=0), 1, [10], B, B)),
+        ("bytes-zero-head-dim", "step_bytes_per_gpu", (dataclasses.replace(L8, head_dim=0), 1, [10], B, B)),
         ("bytes-tp-zero", "step_bytes_per_gpu", (L8, 0, [10], B, B)),
         ("bytes-tp-bool", "step_bytes_per_gpu", (L8, True, [10], B, B)),
         ("bytes-tp-float", "step_bytes_per_gpu", (L8, 2.0, [10], B, B)),
