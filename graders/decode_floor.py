@@ -101,6 +101,8 @@ def grade(g: Grading) -> None:
     bad_models = [("moe", specs.MIXTRAL_8X7B), ("heads-not-multiple", dataclasses.replace(m, n_kv_heads=7)),
                   ("zero-kv-heads", dataclasses.replace(m, n_kv_heads=0)),
                   ("zero-layers", dataclasses.replace(m, n_layers=0))]
+    bad_models += [(f"zero-{f}", dataclasses.replace(m, **{f: 0}))
+                   for f in ("hidden_size", "n_heads", "vocab_size", "head_dim")]
     for fn, extra in (("decode_floor", ()), ("decode_gaps", (0.9, 0.0))):
         tag = "floor" if fn == "decode_floor" else "gaps"
         checks += [(f"{tag}-{name}", fn, (m, gpu, lens, bf, bf) + extra) for name, lens in bad_lens]
