@@ -6,7 +6,7 @@ allocation unit (129..136), the sub-partition split (a 1-warp block with 136 reg
 threads), the per-block register check that fails only after rounding warps up to 4; A100,
 B200 and a made-up GPU with other units and caps (and one whose thread cap is below its warp
 slots); seeded random kernels; occupancy_helps in all
-three regimes on table and made-up GPUs, both regime boundaries hit exactly. The per-block
+three regimes on table and made-up GPUs (one warp of one byte too), both regime boundaries hit exactly. The per-block
 register check (a launch that fails) is core; every other ValueError is an input check, run last.
 """
 
@@ -92,6 +92,7 @@ def grade(g: Grading) -> None:
         ("made-up-block-cap", MADE_UP, 32, 8, 0),
         ("made-up-regs", MADE_UP, 128, 130, 5000),
         ("made-up-thread-cap-binds", THREAD_CAPPED, 256, 32, 0),
+        ("h100-1-register", H100_SXM, 128, 1, 0),
     ]
     gen = g.rng(4)
     for i in range(12):
@@ -134,6 +135,7 @@ def grade(g: Grading) -> None:
         ("a100", (A100_SXM_80GB, DType.FP16, 12, 768, 500e-9, 100.0)),
         ("b200-latency", (B200, DType.BF16, 20, 1500, 800e-9, 30.0)),
         ("made-up", (MADE_UP, DType.BF16, 10, 700, 900e-9, 150.0)),
+        ("one-warp-one-byte", (H100_SXM, DType.BF16, 1, 1, 600e-9, 1.0)),
     ]
     for name, args in helps:
         with g.case(f"helps-{name}"):
@@ -147,6 +149,8 @@ def grade(g: Grading) -> None:
             _check_helps(g.call("occupancy_helps", *args), ref.occupancy_helps(*args))
 
     checks += [(f"helps-rejects-{name}", "occupancy_helps", args) for name, args in [
+        ("gpu-name-string", ("H100 SXM", DType.BF16, 8, 512, 6e-7, 1.0)),
+        ("dtype-string", (H100_SXM, "bf16", 8, 512, 6e-7, 1.0)),
         ("fp8-on-a100", (A100_SXM_80GB, DType.FP8, 8, 512, 6e-7, 1.0)),
         ("int8", (H100_SXM, DType.INT8, 8, 512, 6e-7, 1.0)),
         ("zero-warps", (H100_SXM, DType.BF16, 0, 512, 6e-7, 1.0)),
