@@ -9,7 +9,8 @@ an MLA model with qk_nope != v_head_dim; hand-made traces for the host-state pri
 rule (equal buckets, and 0 vs 5e-10 ms inside the 1e-9 ms band), the kernel-class table (every
 alternative needed), events with a step that are no kernels and non-"X" events, sampler and
 operator names ("sampler.forward", "engine.step::bookkeep"), an eager trace with "graph" in
-other names; then the input checks.
+other names, the tie trace over the smallest models (one of everything, MLA of ranks 1); then
+the input checks (each model field at 0, one routed expert among them).
 """
 
 from __future__ import annotations
@@ -45,6 +46,14 @@ MLA_V160 = ModelConfig(name="mla-rq0-v160", n_layers=6, hidden_size=2048, n_head
                        qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 TINY = ModelConfig(name="tiny-2l", n_layers=2, hidden_size=256, n_heads=4, n_kv_heads=2,
                    head_dim=64, ffn_size=512, vocab_size=1024)
+# The smallest models the statement allows (one of everything; MLA of ranks 1), on a made-up
+# 1 MB/s bus so that their floors (tens of bytes) are far above the 1e-9 ms tolerance.
+ONE = ModelConfig(name="one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1, head_dim=1,
+                  ffn_size=1, vocab_size=1)
+MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=1, hidden_size=8, n_heads=2, n_kv_heads=2,
+                         head_dim=3, ffn_size=16, vocab_size=10, q_lora_rank=1, kv_lora_rank=1,
+                         qk_nope_head_dim=2, qk_rope_head_dim=1, v_head_dim=3)
+MB_PER_S = dataclasses.replace(specs.H100_SXM, name="made-up-1MB/s", hbm_bytes_per_s=1e6)
 SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-slow", hbm_bytes_per_s=1.234e12)
 FAST_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-fast", hbm_bytes_per_s=2.0e13)
 HUGE_BW = dataclasses.replace(specs.H100_SXM, name="made-up-huge", hbm_bytes_per_s=2.0**50)
@@ -291,6 +300,11 @@ def grade(g: Grading) -> None:
         with g.case(name):
             check(g.call("batch1_attribution", trace, TINY, HUGE_BW, 16, BF16, BF16),
                   ref.batch1_attribution(trace, TINY, HUGE_BW, 16, BF16, BF16))
+    for m, ctx in ((ONE, 1), (MLA_RANK_1, 3)):
+        with g.case(f"ranking-tie-{m.name}-model"):
+            trace = _tie_trace()
+            check(g.call("batch1_attribution", trace, m, MB_PER_S, ctx, BF16, BF16),
+                  ref.batch1_attribution(trace, m, MB_PER_S, ctx, BF16, BF16))
     good = decode_trace(TOY, specs.H100_SXM, [64], n_steps=3, seed=5, mode="eager")
     one_step = decode_trace(TOY, specs.H100_SXM, [64], n_steps=1, seed=5, mode="eager")
     no_step = {"traceEvents": [dict(e, args={}) if e.get("cat") == "kernel" else e
@@ -313,3 +327,8 @@ def grade(g: Grading) -> None:
                        ("context-as-list", (good, TOY, H, [64], BF16, BF16))):
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "batch1_attribution", *args)
+    for field in ("n_layers", "hidden_size", "n_heads", "vocab_size", "n_kv_heads", "head_dim",
+                  "n_routed_experts"):
+        bad = dataclasses.replace(TOY, **{field: 1 if field == "n_routed_experts" else 0})
+        with g.case(f"rejects-{field}-{getattr(bad, field)}", group=INPUT_CHECKS):
+            g.raises("ValueError", "batch1_attribution", good, bad, H, 64, BF16, BF16)

@@ -1,5 +1,5 @@
 """Hidden cases for decode-floor: dense tabled and made-up models (tied, MHA, MQA, wide heads,
-dense MLA), the four GPUs and a made-up one, batches of 1 to 64 ragged sequences, mixed weight
+dense MLA, the one-of-everything model, MLA of ranks 1), the four GPUs and a made-up one, batches of 1 to 64 ragged sequences, mixed weight
 and KV dtypes, gap splits across efficiencies and overheads; then the input checks (each ValueError of the
 statement, from both functions)."""
 
@@ -32,7 +32,14 @@ MLA = ModelConfig(name="mla-dense", n_layers=30, hidden_size=3072, n_heads=24, n
 MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16, n_kv_heads=16,
                       head_dim=192, ffn_size=10944, vocab_size=102400, q_lora_rank=0,
                       kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
-MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, TIED, MHA, MQA_WIDE, MLA, MLA_RQ0]
+# The edges of the allowed models: one of everything (head_dim 1), and MLA of ranks 1 whose
+# head_dim (7) is not its q.k width (3).
+ONE = ModelConfig(name="one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1, head_dim=1,
+                  ffn_size=1, vocab_size=1)
+MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=3, hidden_size=64, n_heads=4, n_kv_heads=4,
+                         head_dim=7, ffn_size=128, vocab_size=100, q_lora_rank=1, kv_lora_rank=1,
+                         qk_nope_head_dim=2, qk_rope_head_dim=1, v_head_dim=3)
+MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, TIED, MHA, MQA_WIDE, MLA, MLA_RQ0, ONE, MLA_RANK_1]
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", hbm_bytes_per_s=1.234e12)
 GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, ODD_GPU]
 DTYPES = [(DType.BF16, DType.BF16), (DType.FP8, DType.FP8), (DType.INT4, DType.FP8),
@@ -98,9 +105,13 @@ def grade(g: Grading) -> None:
     checks = []
     bad_lens = [("empty-batch", []), ("zero-length", [10, 0]), ("float-length", [10, 2.5]),
                 ("bool-length", [True]), ("one-int-not-a-list", 4096)]
-    bad_models = [("moe", specs.MIXTRAL_8X7B), ("heads-not-multiple", dataclasses.replace(m, n_kv_heads=7)),
+    bad_models = [("moe", specs.MIXTRAL_8X7B),
+                  ("moe-one-routed-expert", dataclasses.replace(m, n_routed_experts=1, experts_per_token=1,
+                                                                moe_ffn_size=14336)), ("heads-not-multiple", dataclasses.replace(m, n_kv_heads=7)),
                   ("zero-kv-heads", dataclasses.replace(m, n_kv_heads=0)),
                   ("zero-layers", dataclasses.replace(m, n_layers=0))]
+    bad_models += [(f"zero-{f}", dataclasses.replace(m, **{f: 0}))
+                   for f in ("hidden_size", "n_heads", "vocab_size", "head_dim")]
     for fn, extra in (("decode_floor", ()), ("decode_gaps", (0.9, 0.0))):
         tag = "floor" if fn == "decode_floor" else "gaps"
         checks += [(f"{tag}-{name}", fn, (m, gpu, lens, bf, bf) + extra) for name, lens in bad_lens]

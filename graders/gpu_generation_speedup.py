@@ -3,7 +3,7 @@
 Cases: H100->H200 (the question), H100->B200, A100->H100 (compute wins), H200->H100 (slowdowns),
 B200->H200, identical GPUs (ties resolve to "compute"), made-up GPUs where one side turns
 compute-bound at its largest batch, tensor-parallel shards, FP8 and BF16; max batches kept
-away from integer boundaries; then every ValueError of the statement as input checks.
+away from integer boundaries, all of memory with either GPU fitting exactly one sequence, a one-token context; then every ValueError of the statement as input checks.
 """
 
 from __future__ import annotations
@@ -63,6 +63,12 @@ def grade(g: Grading) -> None:
         ("fp8-roof-uses-fp8-peak", (H100_SXM, FP8_4X, DType.FP8, 2e9, 2048, 512, 2e9, 0.9, 1e9)),
         ("fp8-new-compute-bound-long", (H100_SXM, BIG_SLOW, DType.FP8, 2e9, 4096, 1024, 2e9, 0.9, 1e9)),
         ("fp16-long-context", (A100_SXM_80GB, H200_SXM, DType.FP16, *L70_BF16_TP8, 0.92, 5e9)),
+        # all of memory (fraction 1 is allowed), and one GPU fits exactly one sequence
+        ("h200-to-h100-whole-memory-one-sequence", (H200_SXM, H100_SXM, DType.BF16, 15e9, 131072, 300_000,
+                                                    15e9, 1.0, 4e9)),
+        ("h100-to-h200-whole-memory-one-sequence-old", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 300_000,
+                                                        15e9, 1.0, 4e9)),
+        ("one-token-context", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 1, 15e9, 0.9, 4e9)),
     ]
     for name, args in cases:
         if not _clear_of_boundaries(args[0], args[1], args[3], args[4], args[5], args[7], args[8]):

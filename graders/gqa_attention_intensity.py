@@ -1,7 +1,9 @@
 """Hidden cases for gqa-attention-intensity: tabled GQA and MLA models plus made-up ones (MHA,
-MQA, wide heads, MLA variants, seeded random GQA), batches from 1 to 4096 and contexts from 1 to
-1M (the intensity must not move), KV dtypes, the four GPUs plus one whose ridge is exactly 256
-(an MQA model lands exactly on it: compute-bound); then the ValueError cases as input checks."""
+MQA, wide heads, MLA variants, seeded random GQA, the one-layer one-head model, an MLA of latent
+rank 1), batches from 1 to 4096 and contexts from 1 to 1M (the intensity must not move), KV
+dtypes, weight dtypes down to INT4 and up to FP32 (odd batches: 2b/4 is not an integer), the four
+GPUs plus one whose ridge is exactly 256 (an MQA model lands exactly on it: compute-bound) and one
+whose ridge is 1 (group size 1 already reaches it); then the ValueError cases as input checks."""
 
 from __future__ import annotations
 
@@ -31,6 +33,16 @@ MLA_ODD = ModelConfig(name="mla-odd", n_layers=5, hidden_size=1024, n_heads=40, 
                       kv_lora_rank=320, qk_nope_head_dim=48, qk_rope_head_dim=32, v_head_dim=96)
 EXACT_GPU = dataclasses.replace(specs.H100_SXM, name="ridge-256", bf16_dense_flops=float(2**50),
                                 fp8_dense_flops=float(2**51), hbm_bytes_per_s=float(2**42))
+# The smallest model the statement allows: one layer, one head, one KV head, head_dim 1.
+ONE_OF_EACH = ModelConfig(name="one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1,
+                          head_dim=1, ffn_size=4, vocab_size=10)
+# The smallest MLA: latent rank 1 (kv_lora_rank > 0 is MLA, however small).
+MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=1, hidden_size=64, n_heads=4, n_kv_heads=4,
+                         head_dim=3, ffn_size=128, vocab_size=100, kv_lora_rank=1,
+                         qk_nope_head_dim=2, qk_rope_head_dim=1, v_head_dim=2)
+# A ridge of 1 (BF16) and 2 (FP8) FLOP/byte: every group size, even 1, reaches it.
+LOW_RIDGE_GPU = dataclasses.replace(specs.H100_SXM, name="ridge-1", bf16_dense_flops=float(2**40),
+                                    fp8_dense_flops=float(2**41), hbm_bytes_per_s=float(2**40))
 
 
 def _random(seed: int) -> ModelConfig:
@@ -43,8 +55,8 @@ def _random(seed: int) -> ModelConfig:
 
 
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3, MHA,
-          MQA_WIDE, MQA_256, MLA_LITE, MLA_ODD] + [_random(s) for s in range(4)]
-GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, EXACT_GPU]
+          MQA_WIDE, MQA_256, MLA_LITE, MLA_ODD, ONE_OF_EACH, MLA_RANK_1] + [_random(s) for s in range(4)]
+GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, EXACT_GPU, LOW_RIDGE_GPU]
 
 
 def _exact(actual, expected: int, name: str) -> None:
@@ -67,7 +79,7 @@ def grade(g: Grading) -> None:
                     expect_close(g.call("decode_attention_intensity", m, kd, b, L),
                                  ref.decode_attention_intensity(m, kd, b, L), rtol=RTOL)
     for b in (1, 8, 296, 1000):
-        for wd in (DType.BF16, DType.FP8, DType.INT4):
+        for wd in (DType.BF16, DType.FP8, DType.INT4, DType.FP32):
             with g.case(f"weight-gemm-b{b}-{wd.value}"):
                 expect_close(g.call("decode_weight_gemm_intensity", b, wd),
                              ref.decode_weight_gemm_intensity(b, wd), rtol=RTOL)

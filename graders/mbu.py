@@ -141,6 +141,17 @@ def grade(g: Grading) -> None:
             with g.case(f"bytes-{_slug(m.name)}-tp{tp}-{wd.value}-{kd.value}-b{len(lens)}"):
                 _check_dict(g.call("step_bytes_per_gpu", m, tp, lens, wd, kd),
                             ref.step_bytes_per_gpu(m, tp, lens, wd, kd), ("weight_bytes", "kv_bytes"))
+    # The edges of the allowed models: one of everything (head_dim 1; TP 1), and MLA of ranks 1
+    # whose head_dim (7) is not its q.k width (3), at TP 1 and 2.
+    one = ModelConfig(name="one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1, head_dim=1,
+                      ffn_size=1, vocab_size=1)
+    mla1 = ModelConfig(name="mla-rank-1", n_layers=3, hidden_size=64, n_heads=4, n_kv_heads=4, head_dim=7,
+                       ffn_size=128, vocab_size=100, q_lora_rank=1, kv_lora_rank=1, qk_nope_head_dim=2,
+                       qk_rope_head_dim=1, v_head_dim=3)
+    for m, tp in ((one, 1), (mla1, 1), (mla1, 2)):
+        with g.case(f"bytes-{m.name}-tp{tp}"):
+            _check_dict(g.call("step_bytes_per_gpu", m, tp, [3, 1], B, B),
+                        ref.step_bytes_per_gpu(m, tp, [3, 1], B, B), ("weight_bytes", "kv_bytes"))
     with g.case("bytes-tuple-of-lengths"):
         _check_dict(g.call("step_bytes_per_gpu", GQA4, 8, (5, 17, 1), B, B),
                     ref.step_bytes_per_gpu(GQA4, 8, (5, 17, 1), B, B), ("weight_bytes", "kv_bytes"))
@@ -240,6 +251,16 @@ def grade(g: Grading) -> None:
     gpu = specs.H100_SXM
     checks = [
         ("bytes-moe", "step_bytes_per_gpu", (specs.MIXTRAL_8X7B, 2, [10], B, B)),
+        ("bytes-moe-one-routed-expert", "step_bytes_per_gpu",
+         (dataclasses.replace(L8, n_routed_experts=1, experts_per_token=1, moe_ffn_size=14336), 1, [10], B, B)),
+        ("bytes-zero-kv-heads", "step_bytes_per_gpu", (dataclasses.replace(L8, n_kv_heads=0), 1, [10], B, B)),
+        ("bytes-zero-head-dim", "step_bytes_per_gpu", (dataclasses.replace(L8, head_dim=0), 1, [10], B, B)),
+        ("bytes-model-dict", "step_bytes_per_gpu", ({"n_layers": 32}, 1, [10], B, B)),
+        ("bytes-zero-n_layers", "step_bytes_per_gpu", (dataclasses.replace(L8, n_layers=0), 1, [10], B, B)),
+        ("bytes-zero-hidden_size", "step_bytes_per_gpu", (dataclasses.replace(L8, hidden_size=0), 1, [10], B, B)),
+        ("bytes-zero-n_heads", "step_bytes_per_gpu", (dataclasses.replace(L8, n_heads=0), 1, [10], B, B)),
+        ("bytes-zero-vocab_size", "step_bytes_per_gpu", (dataclasses.replace(L8, vocab_size=0), 1, [10], B, B)),
+        ("bytes-zero-ffn_size", "step_bytes_per_gpu", (dataclasses.replace(L8, ffn_size=0), 1, [10], B, B)),
         ("bytes-tp-zero", "step_bytes_per_gpu", (L8, 0, [10], B, B)),
         ("bytes-tp-bool", "step_bytes_per_gpu", (L8, True, [10], B, B)),
         ("bytes-tp-float", "step_bytes_per_gpu", (L8, 2.0, [10], B, B)),

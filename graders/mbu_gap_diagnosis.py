@@ -6,8 +6,9 @@ context, 2 to 6 steps (truncated last step or not), CUDA-graph and eager steps, 
 logits copies, greedy sampling, shuffled or ordered event lists; hand-made traces for the
 kernel-class table (every alternative needed, the traps), the ranking tie rule (equal buckets, and
 0 vs 5e-10 ms inside the 1e-9 ms band), non-contiguous step numbers, step numbers out of time
-order, non-kernel events that carry a step; the floor alone (MLA with qk_nope != v_head_dim);
-then the input checks.
+order, non-kernel events that carry a step, buckets of both signs (GEMMs faster than peak) with a
+0 us kernel; the floor alone (MLA with qk_nope != v_head_dim, the one-of-everything model, MLA of
+ranks 1); then the input checks (each model field at 0, one routed expert).
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ MLA_RQ0 = ModelConfig(name="mla-rq0-v160", n_layers=6, hidden_size=2048, n_heads
                       qk_nope_head_dim=128, qk_rope_head_dim=96, v_head_dim=160)
 TINY = ModelConfig(name="tiny-2l", n_layers=2, hidden_size=256, n_heads=4, n_kv_heads=2,
                    head_dim=64, ffn_size=512, vocab_size=1024)
+# The smallest models the statement allows: one of everything, and MLA of ranks 1 (a rank > 0 is
+# MLA however small; q_lora_rank 1 is a query LoRA however small).
+ONE = ModelConfig(name="one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1, head_dim=1,
+                  ffn_size=1, vocab_size=1)
+MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=1, hidden_size=8, n_heads=2, n_kv_heads=2,
+                         head_dim=3, ffn_size=16, vocab_size=10, q_lora_rank=1, kv_lora_rank=1,
+                         qk_nope_head_dim=2, qk_rope_head_dim=1, v_head_dim=3)
 SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-slow", hbm_bytes_per_s=1.234e12)
 FAST_GPU = dataclasses.replace(specs.H100_SXM, name="made-up-fast", hbm_bytes_per_s=9.5e12)
 HUGE_BW = dataclasses.replace(specs.H100_SXM, name="made-up-huge", hbm_bytes_per_s=2.0**50)
@@ -184,6 +192,20 @@ def _near_zero_tie_trace() -> dict:
     return {"traceEvents": ev[::-1]}
 
 
+def _signed_buckets_trace(floor: dict) -> dict:
+    """Buckets of both signs (a made-up trace whose GEMMs beat peak bandwidth): gemm_efficiency
+    -W/2 and attention +W/2 (W = weights_ms), non_gemm_kernels 0 from a 0 us kernel, launch_gaps
+    0, sampling_cpu 42 us. A bucket near 0 is no tie with a negative one, nor +x with -x."""
+    w_us, kv_us = 1e3 * floor["weights_ms"], 1e3 * floor["kv_ms"]
+    gemm, attn = w_us / 2, w_us / 2 + kv_us
+    ev = []
+    for step, b in ((0, 0.0), (1, 100.0), (2, 200.0)):
+        ev += [_k("nvjet_tst_64x8", b, gemm, step), _k("flash_fwd_splitkv_kernel", b + gemm, attn, step),
+               _k("rms_norm_kernel", b + gemm + attn, 0.0, step),
+               _k("argmax_kernel", b + gemm + attn, 2.0, step)]
+    return {"traceEvents": ev[:-2][::-1]}
+
+
 def _steps_trace(rng: random.Random) -> dict:
     """Steps numbered 7, 9, 12, 13 (not contiguous), events in random order."""
     ev = []
@@ -236,11 +258,17 @@ def grade(g: Grading) -> None:
         with g.case(name):
             check(g.call("gap_buckets", trace, TINY, HUGE_BW, [16], BF16, BF16),
                   ref.gap_buckets(trace, TINY, HUGE_BW, [16], BF16, BF16))
+    with g.case("ranking-signed-buckets-zero-duration-kernel"):
+        trace = _signed_buckets_trace(ref.floor_ms(TINY, SLOW_GPU, [16], BF16, BF16))
+        check(g.call("gap_buckets", trace, TINY, SLOW_GPU, [16], BF16, BF16),
+              ref.gap_buckets(trace, TINY, SLOW_GPU, [16], BF16, BF16))
     for m, gpu, lens, wd, kd in ((specs.LLAMA_3_1_8B, specs.H100_SXM, [2048] * 16, BF16, BF16),
                                  (TOY, SLOW_GPU, [8192] * 32, FP8, FP8),
                                  (MLA, specs.B200, [1, 70000], INT4, BF16),
                                  (MLA_RQ0, specs.H100_SXM, [4096, 3], BF16, FP8),
-                                 (TIED, specs.H200_SXM, (300, 5), BF16, FP32)):
+                                 (TIED, specs.H200_SXM, (300, 5), BF16, FP32),
+                                 (ONE, specs.H100_SXM, [1], BF16, BF16),
+                                 (MLA_RANK_1, specs.H200_SXM, [3, 5], FP8, BF16)):
         with g.case(f"floor-{m.name.lower().replace(' ', '-')}-{gpu.name.lower().replace(' ', '-')}"
                     f"-{wd.value}-{kd.value}-b{len(lens)}"):
             out, exp = g.call("floor_ms", m, gpu, lens, wd, kd), ref.floor_ms(m, gpu, lens, wd, kd)
@@ -274,4 +302,9 @@ def grade(g: Grading) -> None:
             g.raises("ValueError", "gap_buckets", *args)
     with g.case("rejects-floor-moe", group=INPUT_CHECKS):
         g.raises("ValueError", "floor_ms", specs.MIXTRAL_8X7B, H, [64], BF16, BF16)
+    for field in ("n_layers", "hidden_size", "n_heads", "vocab_size", "n_kv_heads", "head_dim",
+                  "n_routed_experts"):
+        bad = dataclasses.replace(TOY, **{field: 1 if field == "n_routed_experts" else 0})
+        with g.case(f"rejects-floor-{field}-{getattr(bad, field)}", group=INPUT_CHECKS):
+            g.raises("ValueError", "floor_ms", bad, H, [64], BF16, BF16)
     del L8

@@ -4,8 +4,9 @@ Cases: curated H100 kernels where each budget binds (and ties), register counts 
 allocation unit (129..136), the sub-partition split (a 1-warp block with 136 registers), the
 1 KiB shared-memory reserve at the boundary (57 KiB vs 56 KiB), partial warps (96, 1000
 threads), the per-block register check that fails only after rounding warps up to 4; A100,
-B200 and a made-up GPU with other units and caps; seeded random kernels; occupancy_helps in all
-three regimes on table and made-up GPUs, both regime boundaries hit exactly. The per-block
+B200 and a made-up GPU with other units and caps (and one whose thread cap is below its warp
+slots); seeded random kernels; occupancy_helps in all
+three regimes on table and made-up GPUs (one warp of one byte too), both regime boundaries hit exactly. The per-block
 register check (a launch that fails) is core; every other ValueError is an input check, run last.
 """
 
@@ -27,6 +28,10 @@ MADE_UP = dataclasses.replace(
     registers_per_sm=65536, register_alloc_unit=512, max_registers_per_thread=200, smem_per_sm_bytes=100 * 1024,
     smem_per_block_max_bytes=99 * 1024, smem_reserved_per_block_bytes=1024, smem_alloc_unit_bytes=256,
     hbm_bytes_per_s=2.0e12, bf16_dense_flops=400e12, fp8_dense_flops=None, max_threads_per_block=1024)
+
+# Fewer threads per SM than its warp slots hold (1024 threads = 32 warps < 48): the warps limit is
+# the smaller of the two caps.
+THREAD_CAPPED = dataclasses.replace(MADE_UP, name="made-up-thread-capped", max_threads_per_sm=1024)
 
 
 def _keys(got, want: set) -> dict:
@@ -86,6 +91,8 @@ def grade(g: Grading) -> None:
         ("made-up-units", MADE_UP, 192, 40, 20 * KiB),
         ("made-up-block-cap", MADE_UP, 32, 8, 0),
         ("made-up-regs", MADE_UP, 128, 130, 5000),
+        ("made-up-thread-cap-binds", THREAD_CAPPED, 256, 32, 0),
+        ("h100-1-register", H100_SXM, 128, 1, 0),
     ]
     gen = g.rng(4)
     for i in range(12):
@@ -128,6 +135,7 @@ def grade(g: Grading) -> None:
         ("a100", (A100_SXM_80GB, DType.FP16, 12, 768, 500e-9, 100.0)),
         ("b200-latency", (B200, DType.BF16, 20, 1500, 800e-9, 30.0)),
         ("made-up", (MADE_UP, DType.BF16, 10, 700, 900e-9, 150.0)),
+        ("one-warp-one-byte", (H100_SXM, DType.BF16, 1, 1, 600e-9, 1.0)),
     ]
     for name, args in helps:
         with g.case(f"helps-{name}"):
@@ -141,6 +149,8 @@ def grade(g: Grading) -> None:
             _check_helps(g.call("occupancy_helps", *args), ref.occupancy_helps(*args))
 
     checks += [(f"helps-rejects-{name}", "occupancy_helps", args) for name, args in [
+        ("gpu-name-string", ("H100 SXM", DType.BF16, 8, 512, 6e-7, 1.0)),
+        ("dtype-string", (H100_SXM, "bf16", 8, 512, 6e-7, 1.0)),
         ("fp8-on-a100", (A100_SXM_80GB, DType.FP8, 8, 512, 6e-7, 1.0)),
         ("int8", (H100_SXM, DType.INT8, 8, 512, 6e-7, 1.0)),
         ("zero-warps", (H100_SXM, DType.BF16, 0, 512, 6e-7, 1.0)),

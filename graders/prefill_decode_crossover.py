@@ -1,7 +1,9 @@
 """Hidden cases for prefill-decode-crossover: tabled models on the tabled GPUs in BF16 and FP8,
-made-up models (tied, MQA, wide heads, MoE with shared experts, dense MLA) and made-up GPUs,
+made-up models (tied, MQA, wide heads, MoE with shared experts, dense MLA, and the edges: head_dim
+1, every routed expert active, MLA of ranks 1) and made-up GPUs,
 prompt lengths around the crossover and far past it (attention dominates), tensor parallel, the
-exact tie (compute == memory counts as compute-bound); then the input checks. Float coin flips
+exact tie (compute == memory counts as compute-bound); then the input checks (each model size
+at 0 among them). Float coin flips
 (compute within 1e-9 of memory) are never graded."""
 
 from __future__ import annotations
@@ -35,8 +37,17 @@ MLA_RQ0 = ModelConfig(name="mla-rq0", n_layers=27, hidden_size=2048, n_heads=16,
 # With power-of-two peak and bandwidth, compute time equals memory time exactly at P = 35.
 EXACT_TIE = ModelConfig(name="exact-tie", n_layers=1, hidden_size=8, n_heads=2, n_kv_heads=1, head_dim=8,
                         ffn_size=8, vocab_size=16)
+# The edges of the allowed models: head_dim 1, every routed expert active (top-k = E), MLA of
+# ranks 1 (a rank > 0 is MLA however small; its head_dim, 7, is not qk_nope + qk_rope = 3).
+HEAD_DIM_1 = ModelConfig(name="head-dim-1", n_layers=2, hidden_size=64, n_heads=4, n_kv_heads=2,
+                         head_dim=1, ffn_size=128, vocab_size=100)
+MOE_ALL_ACTIVE = dataclasses.replace(MOE, name="moe-all-experts-active", n_routed_experts=4,
+                                     experts_per_token=4)
+MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=3, hidden_size=64, n_heads=4, n_kv_heads=4,
+                         head_dim=7, ffn_size=128, vocab_size=100, q_lora_rank=1, kv_lora_rank=1,
+                         qk_nope_head_dim=2, qk_rope_head_dim=1, v_head_dim=3)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-          TIED, MQA_WIDE, MOE, MLA, MLA_RQ0]
+          TIED, MQA_WIDE, MOE, MLA, MLA_RQ0, HEAD_DIM_1, MOE_ALL_ACTIVE, MLA_RANK_1]
 
 
 def _made_up_gpu(seed: int):
@@ -130,6 +141,8 @@ def grade(g: Grading) -> None:
                   ("zero-kv-heads", dataclasses.replace(m, n_kv_heads=0)),
                   ("top-k-above-experts", dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)),
                   ("dense-layers-above-layers", dataclasses.replace(MOE, first_dense_layers=25))]
+    bad_models += [(f"zero-{f}", dataclasses.replace(m, **{f: 0}))
+                   for f in ("n_layers", "hidden_size", "n_heads", "vocab_size", "head_dim")]
     for name, bad in bad_models:
         checks += [(f"ttft-{name}", "ttft", (bad, h100, bf, 10)),
                    (f"crossover-{name}", "prefill_crossover_tokens", (bad, h100, bf))]

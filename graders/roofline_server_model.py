@@ -1,13 +1,14 @@
 """Hidden cases for roofline-server-model.
 
 1. ``step_model`` on tabled and made-up dense models (GQA with 8 and 4 KV heads, MHA, MQA, MLA with
-   and without a query LoRA) and GPUs (the four tables and a made-up one), TP 1 to 16 (KV heads
+   and without a query LoRA, MLA of ranks 1, the one-of-everything model) and GPUs (the four tables and a made-up one), TP 1 to 16 (KV heads
    replicated past TP = K), every dtype (FP8 weights use the FP8 peak where the GPU has one, the
    BF16 peak on an A100), efficiencies below 1, explicit and default links, compute-bound points.
 2. Binary-exact boundaries on a model of 2^29 weights and 2^16 KV bytes per token on a GPU of
    2^40 B/s: memory time == compute time (binding "memory"), overhead exactly 10% of the step,
    KV time == weight time, all-reduce time exactly 10% of the step over the default link
-   (NVLink / 2); each with a neighbour just on the other side; the KV pool exactly full.
+   (NVLink / 2); each with a neighbour just on the other side; the KV pool exactly full (blocks of
+   16 tokens and of 1) and empty, a one-token context, a link of 1 B/s.
 3. ``regime_flags`` on reference steps; ``audit`` on seeded point lists (points inside the
    tolerance that are still flagged), and on the gpt-fast A100 sweep.
 Then the statement's ValueErrors as input checks.
@@ -43,13 +44,20 @@ MLA_RQ0 = ModelConfig(name="made-up-mla-rq0", n_layers=27, hidden_size=2048, n_h
 # BF16 KV 16 x 2 x 8 x 128 x 2 = 2^16 bytes per token; attention 2^16 FLOPs per key.
 BINARY = ModelConfig(name="made-up-binary", n_layers=16, hidden_size=1024, n_heads=8, n_kv_heads=8,
                      head_dim=128, ffn_size=4096, vocab_size=262144)
+# MLA of ranks 1 (a rank > 0 is MLA however small): one latent element and one RoPE element per token.
+MLA_RANK_1 = ModelConfig(name="made-up-mla-rank-1", n_layers=4, hidden_size=256, n_heads=4, n_kv_heads=4,
+                         head_dim=64, ffn_size=512, vocab_size=1000, q_lora_rank=1, kv_lora_rank=1,
+                         qk_nope_head_dim=32, qk_rope_head_dim=1, v_head_dim=32)
+# The smallest model the statement allows: one layer, one head of width 1, widths of 1.
+ONE = ModelConfig(name="made-up-one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1, head_dim=1,
+                  ffn_size=1, vocab_size=1)
 L8, L70 = specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B
 ODD = dataclasses.replace(specs.H100_SXM, name="made-up-gpu", hbm_bytes_per_s=1.234e12,
                           bf16_dense_flops=0.5e15, fp8_dense_flops=1.5e15, nvlink_bytes_per_s=333e9)
 GPUS = (specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, ODD)
 B, H, F8, I8, I4, F32 = DType.BF16, DType.FP16, DType.FP8, DType.INT8, DType.INT4, DType.FP32
 MODELS_TP = {L8: (1, 2, 4, 8, 16), L70: (1, 2, 8, 16), GQA4: (1, 2, 4, 8, 16), LLAMA2_7B: (1, 2, 4, 8),
-             MQA: (1, 2, 8, 16), MLA: (1, 2, 4, 8), MLA_RQ0: (1, 4, 16)}
+             MQA: (1, 2, 8, 16), MLA: (1, 2, 4, 8), MLA_RQ0: (1, 4, 16), MLA_RANK_1: (1, 2), ONE: (1,)}
 DTYPES = ((B, B), (F8, F8), (I4, F8), (B, I4), (I8, B), (F32, F32), (H, F8), (F8, B))
 # gpt-fast README, A100-80GB at 330 W, batch 1, 5-token prompt: tokens/s at TP 1, 2, 4, 8
 GPT_FAST_L2 = ((1, 104.9), (2, 168.84), (4, 254.02), (8, 328.43))
@@ -148,6 +156,11 @@ def grade(g: Grading) -> None:
         ("pool-exactly-full", (BINARY, fast, 1, 10, 1000, B, B, 0.0, 1.0, 0.0), 10, 630, 16),
         ("pool-one-block-short", (BINARY, fast, 1, 10, 1000, B, B, 0.0, 1.0, 0.0), 10, 629, 16),
         ("pool-ceil-not-floor", (BINARY, fast, 1, 10, 1000, B, B, 0.0, 1.0, 0.0), 10, 625, 16),
+        ("pool-exactly-full-block-size-1", (BINARY, fast, 1, 10, 1000, B, B, 0.0, 1.0, 0.0), 10, 10_000, 1),
+        ("pool-empty", (BINARY, fast, 1, 10, 1000, B, B, 0.0, 1.0, 0.0), 10, 0, 16),
+        ("context-one-token", (BINARY, fast, 1, 10, 1, B, B, 0.0, 1.0, 0.0), 10, 10, 16),
+        # a link of 1 B/s (any finite number > 0 is allowed): communication is all there is
+        ("link-one-byte-per-s", (BINARY, fast, 2, 1, 2048, B, B, 0.0, 1.0, 0.0, 1.0), 1, 10**6, 16),
     ]
     for name, args, b, nb, bs in ties:
         want = ref.step_model(*args)
@@ -212,10 +225,19 @@ def grade(g: Grading) -> None:
         ("efficiency-nan", 8, math.nan), ("latency-negative", 9, -1e-6), ("latency-inf", 9, math.inf))]
     checks += [("step-tp-12-with-8-kv-heads", "step_model",
                 (dataclasses.replace(L8, n_heads=48), specs.H100_SXM, 12, 1, 1, B, B, 0.0, 1.0, 0.0)),
+               ("step-zero-kv-heads", "step_model", (dataclasses.replace(L8, n_kv_heads=0),) + base[1:]),
+               ("step-zero-head-dim", "step_model", (dataclasses.replace(L8, head_dim=0),) + base[1:]),
+               ("step-moe-one-routed-expert", "step_model",
+                (dataclasses.replace(L8, n_routed_experts=1, experts_per_token=1, moe_ffn_size=14336),) + base[1:]),
+               ("step-heads-not-divisible-by-tp", "step_model", (MLA, specs.H100_SXM, 16) + base[3:]),
                ("step-link-zero", "step_model", base + (0.0,)),
                ("step-link-negative", "step_model", base + (-1e9,))]
     s = ref.step_model(*base)
-    checks += [("flags-block-size-zero", "regime_flags", (s, 8, 1024, 1, 100, 0)),
+    checks += [(f"step-zero-{f}", "step_model", (dataclasses.replace(L8, **{f: 0}),) + base[1:])
+               for f in ("n_layers", "hidden_size", "n_heads", "vocab_size", "ffn_size")]
+    checks += [("flags-context-zero", "regime_flags", (s, 8, 0, 1, 100, 16)),
+               ("flags-tp-zero", "regime_flags", (s, 8, 1024, 0, 100, 16)),
+               ("flags-block-size-zero", "regime_flags", (s, 8, 1024, 1, 100, 0)),
                ("flags-num-blocks-negative", "regime_flags", (s, 8, 1024, 1, -1, 16)),
                ("flags-batch-zero", "regime_flags", (s, 0, 1024, 1, 100, 16))]
     good = [{"tp": 1, "batch": 8, "context_len": 1024, "measured_s": 0.006}]

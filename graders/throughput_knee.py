@@ -3,7 +3,8 @@
 Cases: (a, c) from roofline terms on the four table GPUs and a made-up one, BF16 and FP8 (FP8
 on an A100 must raise); least-squares fits on exact, noisy, repeated and two-point data; the knee
 and the fraction batch on seeded random (a, c) kept away from integer ties; the KV cap with
-contexts that are and are not multiples of the block, and pools smaller than one sequence; the
+contexts that are and are not multiples of the block, pools smaller than one sequence, and the
+smallest arguments allowed (one-byte tokens, a one-token context); the
 report with both bindings. Input checks (run last): every ValueError the statement promises,
 NaN/infinity and bools included.
 """
@@ -126,7 +127,7 @@ def grade(g: Grading) -> None:
     kv_cases = [(53_000_000_000, 131072, 4096, 16), (10**9, 131072, 1000, 16), (10**9, 131072, 1008, 16),
                 (10**9, 131072, 1009, 16), (10**9, 131072, 1001, 1000), (100, 131072, 10, 16), (0, 64, 5, 1),
                 (80 * 10**9, 327680, 131072, 256), (7 * 10**10, 70_272, 3000, 64),
-                (536_870_912, 131072, 1024, 16)]
+                (536_870_912, 131072, 1024, 16), (1000, 1, 1, 1), (999, 1, 1, 16)]
     for pool, kv, ctx, bs in kv_cases:
         with g.case(f"max-batch-kv-ctx{ctx}-block{bs}-pool{pool}"):
             expect_equal(g.call("max_batch_kv", pool, kv, ctx, bs), ref.max_batch_kv(pool, kv, ctx, bs))

@@ -4,10 +4,10 @@ Budgets: the 300 ms story, the public endpointing defaults (500 and 800 ms: a ne
 a slow TTS, an LLM share that is the largest line, each tie of the stated order (including ties
 where alphabetical order or tts/playout swapped would pick another line), random float lines.
 First clauses: the S-8B preset, 70B TP8 on H100, 8B with FP8 weights on an H200, a made-up model
-on a made-up GPU, long prefills that turn compute-bound, a one-token clause, and a toy model of
+on a made-up GPU, long prefills that turn compute-bound, a one-token clause, a context of 0, and a toy model of
 powers of two. Tiers: the worked sizing, no reserve, a share that no batch meets, a share so wide
-that max_num_seqs binds, a TP8 tier (GPUs per replica), exact ties at the share and at the
-replica ceiling, ratios just above an integer (relative 1e-8 and 1e-7, far outside the stated
+that max_num_seqs binds (a power of two or not), a TP8 tier (GPUs per replica), exact ties at the share and at the
+replica ceiling, a ratio a relative 3e-10 above an integer (inside the band: no extra replica), ratios just above an integer (relative 1e-8 and 1e-7, far outside the stated
 1e-9). Then the input checks.
 """
 
@@ -103,6 +103,8 @@ def grade(g: Grading) -> None:
                 clauses.append((f"clause-{name}-turn{i}-b{b}", sm, b, turn))
     clauses.append(("clause-toy-b3", TOY_SM, 3, {"ctx": 5, "new_tokens": 6, "cached_tokens": 9,
                                                   "clause_tokens": 4}))
+    clauses.append(("clause-toy-b3-ctx0", TOY_SM, 3, {"ctx": 0, "new_tokens": 6, "cached_tokens": 0,
+                                                       "clause_tokens": 3}))
     rng.shuffle(clauses)
     for name, sm, b, turn in clauses:
         with g.case(name):
@@ -115,6 +117,7 @@ def grade(g: Grading) -> None:
         ("tier-s-8b-share-too-small", S_8B, 60.0, 0.0, TURN, 256, TRAFFIC),
         ("tier-s-8b-negative-share", S_8B, -315.0, 10.0, TURN, 256, TRAFFIC),
         ("tier-s-8b-wide-share-max-num-seqs-binds", S_8B, 400.0, 10.0, TURN, 128, TRAFFIC),
+        ("tier-s-8b-wide-share-max-num-seqs-100-binds", S_8B, 400.0, 10.0, TURN, 100, TRAFFIC),
         ("tier-70b-tp8-no-reserve", MODELS["70b-tp8-h100"], 85.0, 0.0, TURN, 256, TRAFFIC),
         ("tier-70b-tp8-reserve-infeasible", MODELS["70b-tp8-h100"], 85.0, 10.0, TURN, 256, TRAFFIC),
         ("tier-8b-fp8-h200", MODELS["8b-fp8-h200"], 120.0, 15.0, turns[3], 512,
@@ -136,6 +139,10 @@ def grade(g: Grading) -> None:
         calls = n * 17 * 0.5 * 2.0 / (60 * tpot_s)
         tiers.append((f"tier-s-8b-ceiling-on-integer-{n}", S_8B, 85.0, 10.0, TURN, 256,
                       {"calls": calls, "turn_interval_s": 2.0, "tokens_per_turn": 60, "rho": 0.5}))
+    # ... and above it by a relative 3e-10 (inside the stated 1e-9, but 31 * 3e-10 > 1e-9 absolute)
+    calls = 31 * (1 + 3e-10) * 17 * 0.5 * 2.0 / (60 * tpot_s)
+    tiers.append(("tier-s-8b-ceiling-within-relative-1e-9-of-31", S_8B, 85.0, 10.0, TURN, 256,
+                  {"calls": calls, "turn_interval_s": 2.0, "tokens_per_turn": 60, "rho": 0.5}))
     # ... and just above an integer, by far more than the stated relative 1e-9: one more replica
     for n, above in ((12, 1e-8), (31, 1e-7)):
         calls = n * (1 + above) * 17 * 0.5 * 2.0 / (60 * tpot_s)
