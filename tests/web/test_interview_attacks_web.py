@@ -237,9 +237,13 @@ def test_in_a_session_every_hint_route_charges_and_no_route_shows_an_answer_befo
         # the first answer stands, via either route
         q = qs[0]
         first = client.post(f"/api/exercises/{ex.slug}/followups/{q.id}", json={"answer": _wrong(q)}).json()
-        assert first["recorded"] and first["correct"] is False
+        assert first["recorded"] and first["correct"] is None      # held back until the last answer
         again = client.post(f"/api/exercises/{ex.slug}/followups/{q.id}", json={"answer": _right(q, ex.slug)}).json()
-        assert not again["recorded"] and again["correct"] is False
+        assert not again["recorded"] and again["correct"] is None
+        for other in qs[1:]:                                       # the last answer reveals: the first stood
+            client.post(f"/api/exercises/{ex.slug}/followups/{other.id}", json={"answer": _wrong(other)})
+        shown = {p["id"]: p for p in client.get(f"/api/exercises/{ex.slug}/followups").json()["questions"]}
+        assert shown[q.id]["correct"] is False and shown[q.id]["explanation"]
         # the report is the session's page until it ends; it opens after Finish
         assert client.get(f"/interview/{sid}/report", follow_redirects=False).status_code == 303
     finally:
