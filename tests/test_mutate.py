@@ -314,3 +314,43 @@ def test_sample_of_real_graders(slug):
     assert not [o for o in run.outcomes if o.result in (Result.GRADER_ERROR, Result.INVALID)], \
         [(o.mutant.id, o.detail) for o in run.outcomes if o.result in (Result.GRADER_ERROR, Result.INVALID)]
     assert run.count(Result.KILLED) > 0
+
+
+def test_a_confirmed_equivalent_skips_its_extra_salts_until_a_text_changes(tmp_path, monkeypatch):
+    """The cache of confirmed equivalents: the second run grades the listed mutant under the run's
+    salt only; a changed grader (a new key) runs the differential check again."""
+    import shutil
+
+    from inferprep.mutate.engine import ConfirmedEquivalents
+    from inferprep.runner import judge
+
+    root = tmp_path / "content"
+    shutil.copytree(MUTATE_CONTENT, root)
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
+    salts_seen: list[int] = []
+    real = judge.grade
+
+    def counting(*a, salt=None, **kw):
+        salts_seen.append(salt)
+        return real(*a, salt=salt, **kw)
+
+    monkeypatch.setattr(judge, "grade", counting)
+    cache_file = tmp_path / "confirmed.json"
+    ex = catalog.get("running-total")
+
+    def reversed_run():
+        salts_seen.clear()
+        run = mutate_exercise(ex, operators=["reversed"], n_differential=3,
+                              confirmed=ConfirmedEquivalents(cache_file))
+        assert [o.result for o in run.outcomes] == [Result.EQUIVALENT] and not run.errors, run.errors
+        return len(salts_seen)
+
+    first = reversed_run()          # the reference twice, the mutant once, then 3 extra salts
+    assert first == 2 + 1 + 3 and cache_file.is_file()
+    assert reversed_run() == 2 + 1   # confirmed earlier: no extra salts
+    grader = root / "graders" / "running_total.py"
+    grader.write_text(grader.read_text() + "\n# a changed grader\n")
+    assert reversed_run() == first   # a new key: checked again
+    assert ConfirmedEquivalents(tmp_path / "absent.json").save() is None   # a missing file is an empty cache
+    (tmp_path / "bad.json").write_text("{not json")
+    assert "x" not in ConfirmedEquivalents(tmp_path / "bad.json")

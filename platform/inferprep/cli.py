@@ -245,7 +245,10 @@ def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises
            salt: Optional[int] = typer.Option(None, help="the salt every grading runs under "
                                               "[default: mutate.MUTATE_SALT]"),
            device: str = typer.Option("cpu"), sandbox: Optional[str] = typer.Option(None),
-           diffs: bool = typer.Option(True, "--diffs/--no-diffs", help="print each survivor's diff")) -> None:
+           diffs: bool = typer.Option(True, "--diffs/--no-diffs", help="print each survivor's diff"),
+           cache: bool = typer.Option(True, "--cache/--no-cache", help=(
+               "skip the extra salts of listed equivalents already confirmed for the same mutant and grader "
+               "(kept in the data folder)"))) -> None:
     """Mutation testing: grade small mistakes made in each reference solution and report how many
     the grader detects (per exercise, per operator, survivors' diffs). Exit code 1 when an
     exercise's reference fails or its equivalent.toml is wrong."""
@@ -262,7 +265,8 @@ def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises
         die(str(e))
     code = run_mutate(exs, console=console, err=err, jobs=jobs, operators=ops, max_mutants=max_mutants,
                       salt=MUTATE_SALT if salt is None else salt, device=device, sandbox_mode=sandbox,
-                      diffs=diffs, report=report, command="inferprep " + " ".join(sys.argv[1:]))
+                      diffs=diffs, report=report, command="inferprep " + " ".join(sys.argv[1:]),
+                      cache=cache)
     raise typer.Exit(code)
 
 

@@ -11,22 +11,27 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import paths
+from ..settings import get_settings
 from ..catalog import Exercise
-from .engine import ExerciseRun, mutate_exercise
+from .engine import CONFIRMED_FILE, ConfirmedEquivalents, ExerciseRun, mutate_exercise
 from .report import exercise_table, markdown, operator_table
 
 
 def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, jobs: int = 1,
                operators: list[str] | None = None, max_mutants: int | None = None, salt: int,
                device: str = "cpu", sandbox_mode: str | None = None, diffs: bool = True,
-               report: Path | None = None, command: str = "inferprep mutate") -> int:
+               report: Path | None = None, command: str = "inferprep mutate", cache: bool = True) -> int:
     """Mutate ``exercises`` one after the other; print per-exercise and per-operator tables, the
     survivors' diffs (``diffs``) and every error; write the Markdown ``report`` if asked.
     The report is rewritten after each exercise (marked partial until the last), so a long run
-    that is stopped still leaves what it measured. Returns the exit code: 1 when an exercise has
+    that is stopped still leaves what it measured. ``cache``: keep the listed equivalents the
+    differential check confirmed in the data folder, so the next run skips their extra salts. Returns the exit code: 1 when an exercise has
     an error (its reference fails, its ``equivalent.toml`` is malformed or wrong), else 0."""
     t0 = time.perf_counter()
     runs: list[ExerciseRun] = []
+    confirmed = None
+    if cache:
+        confirmed = ConfirmedEquivalents(get_settings().data_dir / CONFIRMED_FILE)
 
     def write_report() -> None:
         report.parent.mkdir(parents=True, exist_ok=True)
@@ -40,7 +45,7 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
         for ex in exercises:
             task = progress.add_task(ex.slug, total=None)
             run = mutate_exercise(ex, operators=operators, salt=salt, jobs=jobs, max_mutants=max_mutants,
-                                  device=device, sandbox_mode=sandbox_mode,
+                                  device=device, sandbox_mode=sandbox_mode, confirmed=confirmed,
                                   on_start=lambda n, task=task: progress.update(task, total=n),
                                   on_outcome=lambda _o, task=task: progress.advance(task))
             progress.remove_task(task)

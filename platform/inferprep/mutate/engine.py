@@ -27,7 +27,10 @@ included, to pass each time.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -179,16 +182,71 @@ def differential_salts(salt: int, n: int = DIFFERENTIAL_SALTS) -> list[int]:
     return [(salt * 6364136223846793005 + 1442695040888963407 * (i + 1)) % (1 << 63) for i in range(n)]
 
 
+CONFIRMED_FILE = "mutate-confirmed-equivalents.json"
+"""The file of ``ConfirmedEquivalents`` in the data folder (``INFERPREP_DATA_DIR``)."""
+
+
+class ConfirmedEquivalents:
+    """The listed equivalents whose differential check already passed, so that a later run need not
+    grade them under every extra salt again (the check costs ``DIFFERENTIAL_SALTS`` gradings each).
+
+    An entry's key covers what the check depends on: the mutant's text, the grader's text, the
+    salts and the device. A change to either text makes a new key, and the check runs again. A
+    cached mutant is still graded under the run's salt and must survive today's grader; only the
+    extra salts are skipped. Kept as a JSON list of keys in ``path`` (the user data folder by
+    default: ``inferprep mutate --no-cache`` skips it); a missing or unreadable file is an empty
+    cache. Thread-safe (the run's jobs add to it at once)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._lock = threading.Lock()
+        self._keys: set[str] = set()
+        if path is not None:
+            try:
+                self._keys = set(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError):
+                self._keys = set()
+        self.hits = 0
+
+    @staticmethod
+    def key(mutant_code: str, grader_text: str, salts: list[int], device: str) -> str:
+        h = hashlib.sha256()
+        for part in (mutant_code, grader_text, ",".join(map(str, salts)), device):
+            h.update(part.encode("utf-8"))
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._keys
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            self._keys.add(key)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        with self._lock:
+            data = json.dumps(sorted(self._keys))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(data, encoding="utf-8")
+        tmp.replace(self.path)
+
+
 def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: int = MUTATE_SALT,
                     jobs: int = 1, max_mutants: int | None = None, device: str = "cpu",
                     sandbox_mode: str | None = None, n_differential: int = DIFFERENTIAL_SALTS,
                     on_outcome: Callable[[Outcome], None] | None = None,
-                    on_start: Callable[[int], None] | None = None) -> ExerciseRun:
+                    on_start: Callable[[int], None] | None = None,
+                    confirmed: ConfirmedEquivalents | None = None) -> ExerciseRun:
     """Generate, grade and classify the mutants of ``ex``'s reference.
 
     ``jobs`` gradings run at once (threads of this process, each on the warm pool); ``max_mutants``
     samples the mutants evenly (the CI sample); ``on_start`` hears how many mutants will be graded
-    and ``on_outcome`` each result as it comes. Problems of the exercise itself (the reference does
+    and ``on_outcome`` each result as it comes; ``confirmed`` skips the extra salts of a listed
+    equivalent already confirmed for the same texts (``ConfirmedEquivalents``). Problems of the exercise itself (the reference does
     not pass, ``equivalent.toml`` is malformed or wrong) land in ``ExerciseRun.errors``; raises only
     ``ValueError`` for an unknown operator."""
     t0 = time.perf_counter()
@@ -233,15 +291,27 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
         else:
             result, detail = classify(grade(m.code, limited, salt))
             if m.key in listed:
-                result, detail = _confirm(m, result, detail, listed[m.key], lambda s: grade(m.code, limited, s, False),
-                                          differential_salts(salt, n_differential))
+                salts = differential_salts(salt, n_differential)
+                key = ConfirmedEquivalents.key(m.code, grader_text, salts, device)
+                if confirmed is not None and result is Result.SURVIVED and key in confirmed:
+                    confirmed.hits += 1
+                    result, detail = Result.EQUIVALENT, listed[m.key].reason
+                else:
+                    result, detail = _confirm(m, result, detail, listed[m.key],
+                                              lambda s: grade(m.code, limited, s, False), salts)
+                    if confirmed is not None and result is Result.EQUIVALENT:
+                        confirmed.add(key)
             out = Outcome(m, result, time.perf_counter() - t, detail)
         if on_outcome:
             on_outcome(out)
         return out
 
+    grader_path = paths.graders_dir() / f"{ex.module}.py"
+    grader_text = grader_path.read_text(encoding="utf-8") if grader_path.is_file() else ""
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mutate") as pool:
         run.outcomes = list(pool.map(one, chosen))
+    if confirmed is not None:
+        confirmed.save()
     for o in run.outcomes:
         if o.mutant.key in listed and o.result is not Result.EQUIVALENT:
             run.errors.append(f"{equivalent.FILE_NAME}: {listed[o.mutant.key]} is listed as equivalent, but "
