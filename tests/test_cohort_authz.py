@@ -577,3 +577,21 @@ def test_worker_devices_setting_lets_a_cpu_web_host_queue_gpu_jobs(tmp_path):
     base = dict(data_dir=tmp_path, cohort_mode=True, secret_key=SECRET, grading_threads=0)
     assert create_app(Settings(**base, worker_devices="cuda,cpu"), devices=("cpu",)).state.devices == ("cuda", "cpu")
     assert create_app(Settings(**base), devices=("cpu",)).state.devices == ("cpu",)
+
+
+def test_an_id_past_64_bits_is_bad_input_on_every_route(world):
+    """Every route with an id in its path refuses one the database's integers cannot hold with a
+    4xx, for a signed-in user and an instructor alike (it used to reach the driver: a 500)."""
+    import re as _re
+    huge = str(2**64)
+    problems = []
+    for role in ("alice", "tina"):
+        c = world.as_(role)
+        for method, path in app_routes(world.app):
+            if not _re.search(r"\{\w+_id\}", path) or ACCESS[(method, path)] == "public-form":
+                continue
+            url = _re.sub(r"\{\w+_id\}", huge, path).format(slug=SLUG)
+            r = c.request(method, url, **BODIES.get(path, {}))
+            if not 400 <= r.status_code < 500:
+                problems.append(f"{role} {method} {path}: {r.status_code}")
+    assert not problems, "\n".join(problems)

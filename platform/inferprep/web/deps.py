@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from sqlmodel import Session
 
 from .. import catalog, cohorts, notify, queue, services
@@ -75,3 +75,8 @@ CurrentUser = Annotated[int, Depends(current_user)]
 ExerciseDep = Annotated[catalog.Exercise, Depends(exercise_from_path)]
 Admission = Annotated[queue.AdmitFn | None, Depends(admission)]
 Assignments = Annotated[dict, Depends(assignments)]
+
+
+RowId = Annotated[int, Path(ge=-(2**63), le=2**63 - 1)]
+"""A row id in a path: a number the database's 64-bit integers hold (a larger one is refused as
+bad input, never passed to the driver, whose overflow would be a 500)."""

@@ -17,7 +17,7 @@ from ..auth import UserPublic
 from ..cohorts import TooManyRequests
 from ..services import ServiceError
 from .accounts import PRE_COOKIE, SESSION_COOKIE, SignedIn, new_pre_token, safe_next
-from .deps import SessionDep, SettingsDep
+from .deps import RowId, SessionDep, SettingsDep
 from .forms import FormDep
 from .templating import templates
 
@@ -140,7 +140,7 @@ def create_token(request: Request, form: FormDep, s: SessionDep, settings: Setti
 
 
 @router.post("/account/tokens/{token_id}/delete")
-def delete_token(token_id: int, s: SessionDep, user: SignedIn):
+def delete_token(token_id: RowId, s: SessionDep, user: SignedIn):
     auth.revoke_api_token(s, user.id, token_id)
     return RedirectResponse("/account", status_code=303)
 

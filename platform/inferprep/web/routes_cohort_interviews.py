@@ -23,7 +23,7 @@ from ..services import BadRequest, Locked, NotFound
 from .accounts import SignedIn
 from .deps import SessionDep
 from .forms import FormDep
-from .pages.interview import RowId
+from .deps import RowId
 from .templating import templates
 
 router = APIRouter(include_in_schema=False)

@@ -19,7 +19,7 @@ from ..services import BadRequest, NotFound
 from . import routes_cohort_interviews
 from .api.schemas import SubmissionPublic
 from .accounts import SignedIn
-from .deps import SessionDep
+from .deps import RowId, SessionDep
 from .forms import FormDep
 from .templating import templates
 
@@ -58,7 +58,7 @@ def create_cohort(request: Request, form: FormDep, s: SessionDep, user: SignedIn
 
 
 @router.get("/cohorts/{cohort_id}")
-def cohort_matrix(request: Request, cohort_id: int, s: SessionDep, user: SignedIn):
+def cohort_matrix(request: Request, cohort_id: RowId, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     m = cohorts.matrix(s, c)
     titles = {}
@@ -75,7 +75,7 @@ def cohort_matrix(request: Request, cohort_id: int, s: SessionDep, user: SignedI
 
 
 @router.post("/cohorts/{cohort_id}/policy")
-def set_policy(request: Request, form: FormDep, cohort_id: int, s: SessionDep, user: SignedIn):
+def set_policy(request: Request, form: FormDep, cohort_id: RowId, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     try:
         per_hour = int(str(form.get("submissions_per_hour", "")).strip() or -1)
@@ -87,7 +87,7 @@ def set_policy(request: Request, form: FormDep, cohort_id: int, s: SessionDep, u
 
 
 @router.post("/cohorts/{cohort_id}/assignments")
-def assign(request: Request, form: FormDep, cohort_id: int, s: SessionDep, user: SignedIn):
+def assign(request: Request, form: FormDep, cohort_id: RowId, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     slug = cohorts.exercise_by_name(str(form.get("exercise", "")))      # a title or a slug
     cohorts.assign(s, c.id, slug, _parse_deadline(str(form.get("deadline", ""))))
@@ -95,21 +95,21 @@ def assign(request: Request, form: FormDep, cohort_id: int, s: SessionDep, user:
 
 
 @router.post("/cohorts/{cohort_id}/assignments/{slug}/delete")
-def unassign(cohort_id: int, slug: str, s: SessionDep, user: SignedIn):
+def unassign(cohort_id: RowId, slug: str, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     cohorts.unassign(s, c.id, cohorts.valid_slug(slug))
     return RedirectResponse(f"/teach/cohorts/{c.id}#policy", status_code=303)
 
 
 @router.get("/cohorts/{cohort_id}/grades.csv")
-def export(cohort_id: int, s: SessionDep, user: SignedIn):
+def export(cohort_id: RowId, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     return Response(grades_export.export_csv(s, c), media_type="text/csv; charset=utf-8",
                      headers={"Content-Disposition": f'attachment; filename="cohort-{c.id}-grades.csv"'})
 
 
 @router.get("/cohorts/{cohort_id}/students/{user_id}")
-def student_page(request: Request, cohort_id: int, user_id: int, s: SessionDep, user: SignedIn):
+def student_page(request: Request, cohort_id: RowId, user_id: RowId, s: SessionDep, user: SignedIn):
     c = cohorts.teaching_cohort(s, user, cohort_id)
     student = cohorts.student_of(s, c.id, user_id)
     subs = services.list_submissions(s, student.id, limit=500)
@@ -118,7 +118,7 @@ def student_page(request: Request, cohort_id: int, user_id: int, s: SessionDep, 
 
 
 @router.get("/cohorts/{cohort_id}/students/{user_id}/exercises/{slug}")
-def student_exercise_page(request: Request, cohort_id: int, user_id: int, slug: str, s: SessionDep,
+def student_exercise_page(request: Request, cohort_id: RowId, user_id: RowId, slug: str, s: SessionDep,
                           user: SignedIn):
     """One student's submissions for one exercise (a cell of the matrix)."""
     c = cohorts.teaching_cohort(s, user, cohort_id)
@@ -130,14 +130,14 @@ def student_exercise_page(request: Request, cohort_id: int, user_id: int, slug: 
 
 
 @router.get("/submissions/{sub_id}")
-def submission_page(request: Request, sub_id: int, s: SessionDep, user: SignedIn, rejudge: str = ""):
+def submission_page(request: Request, sub_id: RowId, s: SessionDep, user: SignedIn, rejudge: str = ""):
     sub = cohorts.submission_for_teacher(s, user, sub_id)
     return templates().TemplateResponse(request, "cohort_submission.html",
                                         {**_sub_ctx(s, sub), "rejudge": REJUDGE_TEXT.get(rejudge)})
 
 
 @router.get("/submissions/{sub_id}/row")
-def submission_row(request: Request, sub_id: int, s: SessionDep, user: SignedIn, rejudge: str = ""):
+def submission_row(request: Request, sub_id: RowId, s: SessionDep, user: SignedIn, rejudge: str = ""):
     """A submission's row of the student pages; while it waits or grades, the row asks for
     itself again a second later (htmx), so a rejudged row shows its new verdict when it exists."""
     sub = cohorts.submission_for_teacher(s, user, sub_id)
@@ -150,7 +150,7 @@ REJUDGE_TEXT = {"queued": "Queued for rejudging: the verdict below updates when 
 
 
 @router.post("/submissions/{sub_id}/rejudge")
-def rejudge(request: Request, sub_id: int, s: SessionDep, user: SignedIn):
+def rejudge(request: Request, sub_id: RowId, s: SessionDep, user: SignedIn):
     """Grade a finished submission again. From the student pages (htmx) the answer is the
     submission's row, which follows the grading; otherwise the submission's page."""
     sub = cohorts.submission_for_teacher(s, user, sub_id)
@@ -172,14 +172,14 @@ def _sub_ctx(s, sub: Submission) -> dict:
 
 
 @api_router.get("/submissions/{sub_id}", response_model=SubmissionPublic)
-def read_submission(sub_id: int, s: SessionDep, user: SignedIn) -> SubmissionPublic:
+def read_submission(sub_id: RowId, s: SessionDep, user: SignedIn) -> SubmissionPublic:
     """Any submission of a student you teach, with its code and verdict."""
     sub = cohorts.submission_for_teacher(s, user, sub_id)
     return SubmissionPublic.of(sub, position=services.queue_position(s, sub))
 
 
 @api_router.get("/cohorts/{cohort_id}/grades", response_model=list[dict])
-def grades(cohort_id: int, s: SessionDep, user: SignedIn) -> list[dict]:
+def grades(cohort_id: RowId, s: SessionDep, user: SignedIn) -> list[dict]:
     """The grade export as JSON: one object per student (email, name, best score per assigned
     exercise before its deadline, solved in time)."""
     c = cohorts.teaching_cohort(s, user, cohort_id)
@@ -194,7 +194,7 @@ def grades(cohort_id: int, s: SessionDep, user: SignedIn) -> list[dict]:
 
 
 @api_router.post("/submissions/{sub_id}/rejudge", status_code=202)
-def api_rejudge(sub_id: int, request: Request, s: SessionDep, user: SignedIn) -> dict:
+def api_rejudge(sub_id: RowId, request: Request, s: SessionDep, user: SignedIn) -> dict:
     """Grade a finished submission again; a submission already waiting or grading is left alone."""
     sub = cohorts.submission_for_teacher(s, user, sub_id)
     queued = cohorts.rejudge(s, sub.id)

@@ -18,7 +18,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from ... import db, queue, services
 from ...models import Submission
 from ...verdict import ScratchResult
-from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep
+from ..deps import Admission, CurrentUser, ExerciseDep, RowId, SessionDep, SettingsDep
 from ..pages.events import GONE, RETRY_MS, job_stream
 from .submissions import TOO_MANY, _wake
 
@@ -66,7 +66,7 @@ def create_scratch(ex: ExerciseDep, body: ScratchCreate, request: Request, s: Se
 
 
 @router.get("/scratch/{scratch_id}", response_model=ScratchPublic)
-def read_scratch(scratch_id: int, s: SessionDep, user: CurrentUser) -> ScratchPublic:
+def read_scratch(scratch_id: RowId, s: SessionDep, user: CurrentUser) -> ScratchPublic:
     """One of your scratch runs and, once done, its output."""
     sub = services.get_scratch(s, user, scratch_id)
     return ScratchPublic.of(sub, position=services.queue_position(s, sub))
@@ -96,7 +96,7 @@ def next_scratch_event(request: Request, scratch_id: int, seen: tuple | None,
                              "description": "server-sent events, each's data a ScratchPublic as JSON: `state` "
                                             "(queued with its position, or running) when it changes, then `done` "
                                             "(with its result), after which the stream ends"}})
-def scratch_events(request: Request, scratch_id: int, s: SessionDep, user: CurrentUser):
+def scratch_events(request: Request, scratch_id: RowId, s: SessionDep, user: CurrentUser):
     """Your scratch run's state as it changes, then its output, pushed (no polling). 404 for a job
     that is not your scratch run."""
     services.get_scratch(s, user, scratch_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ... import services
-from ..deps import Admission, CurrentUser, ExerciseDep, SessionDep, SettingsDep, announce_cancel
+from ..deps import Admission, CurrentUser, ExerciseDep, RowId, SessionDep, SettingsDep, announce_cancel
 from .schemas import SubmissionCreate, SubmissionPublic
 
 router = APIRouter(tags=["submissions"])
@@ -42,14 +42,14 @@ def list_submissions(s: SessionDep, user: CurrentUser, slug: str | None = None, 
 
 
 @router.get("/submissions/{sub_id}", response_model=SubmissionPublic)
-def read_submission(sub_id: int, s: SessionDep, user: CurrentUser) -> SubmissionPublic:
+def read_submission(sub_id: RowId, s: SessionDep, user: CurrentUser) -> SubmissionPublic:
     """A submission, its code, and its verdict (or the cases finished so far)."""
     sub = services.get_submission(s, user, sub_id)
     return SubmissionPublic.of(sub, position=services.queue_position(s, sub))
 
 
 @router.post("/submissions/{sub_id}/retry", response_model=SubmissionPublic, status_code=202, responses=TOO_MANY)
-def retry_submission(sub_id: int, request: Request, s: SessionDep, user: CurrentUser,
+def retry_submission(sub_id: RowId, request: Request, s: SessionDep, user: CurrentUser,
                      settings: SettingsDep, admit: Admission) -> SubmissionPublic:
     """Grade again a submission that ended in an internal error (a new submission, same code;
     it counts against the same limits as a new submission)."""
@@ -60,7 +60,7 @@ def retry_submission(sub_id: int, request: Request, s: SessionDep, user: Current
 
 @router.post("/submissions/{sub_id}/cancel", response_model=SubmissionPublic,
              responses={404: {"description": "no submission of yours with this id"}})
-def cancel_submission(sub_id: int, request: Request, s: SessionDep, user: CurrentUser) -> SubmissionPublic:
+def cancel_submission(sub_id: RowId, request: Request, s: SessionDep, user: CurrentUser) -> SubmissionPublic:
     """Cancel your queued or running submission: it ends with state ``cancelled``, no verdict, and
     counts as no attempt (a running grading's process is killed). One that had already finished
     keeps its verdict: the answer shows the submission as it now is, so check ``state``."""

@@ -43,7 +43,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from ... import db, notify, queue, services
 from ...cohorts import TooManyRequests
 from ...models import Submission
-from ..deps import CurrentUser, SessionDep
+from ..deps import CurrentUser, RowId, SessionDep
 from ..templating import templates
 from .submissions import verdict_context
 
@@ -184,7 +184,7 @@ def job_stream(request: Request, user, job_id: int, read: Read, *, last: str) ->
 
 
 @router.get("/submissions/{sub_id}/events")
-def submission_events(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+def submission_events(request: Request, sub_id: RowId, s: SessionDep, user: CurrentUser):
     owner = owns(request, s, user, sub_id)
     s.close()   # give the connection back now: the stream may stay open for minutes
     return job_stream(request, user, sub_id, partial(next_event, request, sub_id, owner), last="verdict")

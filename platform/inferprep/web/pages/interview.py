@@ -29,24 +29,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Annotated
 
-from fastapi import APIRouter, FastAPI, Path, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import RedirectResponse
 
 from ... import cohort_interviews, db, interview, services
 from ...interview_models import InterviewSession
 from ...models import LOCAL_USER_ID
-from ..deps import CurrentUser, SessionDep
+from ..deps import CurrentUser, RowId, SessionDep
 from ..forms import FormDep
 from ..templating import templates
 
 router = APIRouter(include_in_schema=False)
-
-RowId = Annotated[int, Path(ge=-(2**63), le=2**63 - 1)]
-"""A row id in a path: a number the database's 64-bit integers hold (a larger one is a 404, as for
-any id of no row, instead of the driver's overflow)."""
-
 
 # -- helpers --------------------------------------------------------------------------------------
 def aware(t: datetime) -> datetime:

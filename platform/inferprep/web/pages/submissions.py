@@ -8,7 +8,7 @@ from fastapi.responses import RedirectResponse
 
 from ... import services, unlock
 from ...models import Submission
-from ..deps import Admission, CurrentUser, SessionDep, SettingsDep, announce_cancel
+from ..deps import Admission, CurrentUser, RowId, SessionDep, SettingsDep, announce_cancel
 from ..templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -36,7 +36,7 @@ def verdict_context(s, sub: Submission, *, owner: bool = True) -> dict:
 
 
 @router.get("/submissions/{sub_id}")
-def submission_page(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+def submission_page(request: Request, sub_id: RowId, s: SessionDep, user: CurrentUser):
     sub = services.get_submission(s, user, sub_id)
     ctx = verdict_context(s, sub)
     ctx.update(ex=services.get_exercise(sub.slug), nav="exercises")
@@ -44,14 +44,14 @@ def submission_page(request: Request, sub_id: int, s: SessionDep, user: CurrentU
 
 
 @router.get("/submissions/{sub_id}/verdict")
-def verdict_fragment(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+def verdict_fragment(request: Request, sub_id: RowId, s: SessionDep, user: CurrentUser):
     """The verdict fragment as it is now (while grading, the page follows ``/events`` instead)."""
     sub = services.get_submission(s, user, sub_id)
     return templates().TemplateResponse(request, "_verdict.html", verdict_context(s, sub))
 
 
 @router.post("/submissions/{sub_id}/retry")
-def retry(request: Request, sub_id: int, s: SessionDep, user: CurrentUser, settings: SettingsDep, admit: Admission):
+def retry(request: Request, sub_id: RowId, s: SessionDep, user: CurrentUser, settings: SettingsDep, admit: Admission):
     sub = services.retry_submission(s, user, sub_id, max_bytes=settings.max_code_bytes, admit=admit)
     if request.app.state.worker is not None:
         request.app.state.worker.wake()
@@ -61,7 +61,7 @@ def retry(request: Request, sub_id: int, s: SessionDep, user: CurrentUser, setti
 
 
 @router.post("/submissions/{sub_id}/cancel")
-def cancel(request: Request, sub_id: int, s: SessionDep, user: CurrentUser):
+def cancel(request: Request, sub_id: RowId, s: SessionDep, user: CurrentUser):
     """Cancel your queued or running grading; one that already finished keeps its verdict."""
     sub, cancelled = services.cancel_submission(s, user, sub_id)
     if cancelled:
