@@ -3,11 +3,13 @@
 grade`` records one; so does the web app in local mode: the same database). ``--answer QID VALUE``
 records one answer and prints the verdict, the explanation and the sources; the first answer to a
 question counts. Within an active mock interview that contains the exercise the answers count for
-that session (``followups.open_context``).
+that session (``interview.followup_context``), and their verdicts wait until every question of
+the exercise is answered.
 
 VALUE: a choice's index (single), indices "0,2" (multiple), a number (number; its unit may follow),
 or the listed items' labels in your order "2,0,1" (order). Indices and labels count from 0, as listed.
-Exit code: 0 for a listing or a right answer, 1 for a wrong one, 2 for an error."""
+Exit code: 0 for a listing or a right answer (or one held back in a mock interview), 1 for a wrong
+one, 2 for an error."""
 
 from __future__ import annotations
 
@@ -18,13 +20,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from .cli_common import die as _die
+
 console = Console(soft_wrap=True)   # long prompts and URLs stay on one line (copyable)
-err = Console(stderr=True, soft_wrap=True)
 
 
 def die(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    raise typer.Exit(code)
+    """``cli_common.die`` for plain text (messages here quote prompts and answers with brackets)."""
+    _die(escape(message), code)
 
 
 def _print_question(n: int, q, shown: list[int], row, reveal: bool = True) -> None:
