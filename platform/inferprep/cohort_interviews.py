@@ -176,16 +176,10 @@ def start(s: Session, user_id: int, ci_id: int, now: datetime | None = None) -> 
         raise BadRequest(f"{ci.title!r} closed at {aware(ci.closes_at):%Y-%m-%d %H:%M} UTC")
     if session_of(s, user_id, ci.id) is not None:
         raise BadRequest(f"you already started {ci.title!r}: each student takes it once")
-    same = ci.draw == DrawMode.SAME.value
-    session = interview.start_session(s, user_id, scope_kind=ci.scope_kind, scope=ci.scope, minutes=ci.minutes,
-                                      seed=student_seed(ci, user_id), source="web", cohort_interview=ci,
-                                      avoid_recent=not same, now=now)
-    if aware(session.ends_at) > aware(ci.closes_at):      # started late: the window's end is the end
-        session.ends_at = aware(ci.closes_at)
-        s.add(session)
-        s.commit()
-        s.refresh(session)
-    return session
+    # the schedule decides the seed (interview.cohort_seed), whether recent passes are avoided (a
+    # per-student draw only) and the end (a late start ends when the window closes)
+    return interview.start_session(s, user_id, scope_kind=ci.scope_kind, scope=ci.scope, minutes=ci.minutes,
+                                   source="web", cohort_interview=ci, now=now)
 
 
 def review_lock(s: Session, session: InterviewSession, now: datetime | None = None) -> str | None:
