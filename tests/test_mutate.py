@@ -242,7 +242,7 @@ def test_the_report_lists_scores_and_survivor_diffs(fixture_run):
     _, run = fixture_run
     md = markdown([run], command="inferprep mutate running-total", seconds=12.0, salt=1, jobs=2, root=ROOT)
     assert "**Overall: 87.5%** of 16 non-equivalent mutants detected (14)" in md
-    assert f"| `running-total` | 17 | 12 | 1 | 1 | 2 | 1 | 0 | 87.5% | {run.seconds:.0f} |" in md
+    assert f"| `running-total` | 17 | 12 | 1 | 1 | 2 | 1 | 0 | 87.5% | 4 | {run.seconds:.0f} |" in md
     assert "| `remove-raise` | 1 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0% |" in md
     assert "-    if n < 0:\n+    if n <= 0:" in md and "-    if n < 0:\n+    if n < 1:" in md
     assert "at commit " in md and "Why our own generator" in md
@@ -353,4 +353,120 @@ def test_a_confirmed_equivalent_skips_its_extra_salts_until_a_text_changes(tmp_p
     assert reversed_run() == first   # a new key: checked again
     assert ConfirmedEquivalents(tmp_path / "absent.json").save() is None   # a missing file is an empty cache
     (tmp_path / "bad.json").write_text("{not json")
-    assert "x" not in ConfirmedEquivalents(tmp_path / "bad.json")
+    assert not ConfirmedEquivalents(tmp_path / "bad.json").covers("x", 1)
+    (tmp_path / "old.json").write_text('["a key of the older list format"]')
+    assert not ConfirmedEquivalents(tmp_path / "old.json").covers("a key of the older list format", 1)
+    more = ConfirmedEquivalents(None)
+    more.add("k", 4)
+    assert more.covers("k", 4) and more.covers("k", 2) and not more.covers("k", 5)   # fewer salts checked: again
+
+
+def test_the_differential_check_gets_fewer_salts_for_a_slow_reference():
+    from inferprep.mutate.engine import (DIFFERENTIAL_BUDGET_S, DIFFERENTIAL_SALTS, MIN_DIFFERENTIAL_SALTS,
+                                         differential_count)
+    assert differential_count(0.05) == DIFFERENTIAL_SALTS
+    assert differential_count(DIFFERENTIAL_BUDGET_S / 6) == 6
+    assert differential_count(60.0) == MIN_DIFFERENTIAL_SALTS
+
+
+# -- case selection: a mutant graded first on the cases that can notice it ---------------------------
+
+REACH_SOURCE = '''
+import math
+SCALE = 2.0
+
+
+def helper(x):
+    return x * SCALE
+
+
+def only_b(x):
+    return -x
+
+
+def a(x):
+    return helper(x)
+
+
+def b(x):
+    return only_b(x) + helper(x)
+
+
+def loaded_at_import():
+    return 1
+
+
+TABLE = [loaded_at_import()]
+assert math.isfinite(SCALE)
+
+
+def unused():
+    return 0
+
+
+if __name__ == "__main__":
+    print(unused())
+'''
+
+
+def test_reach_follows_the_names_each_entrypoint_uses():
+    from inferprep.mutate.selection import Reach
+    r = Reach(REACH_SOURCE, ["a", "b"])
+    line = {text.split("(")[0].removeprefix("def "): n for n, text in enumerate(REACH_SOURCE.splitlines(), 1)
+            if text.startswith("def ")}
+    assert r.entrypoints_for(line["helper"] + 1) == {"a", "b"}
+    assert r.entrypoints_for(line["only_b"] + 1) == {"b"}
+    assert r.entrypoints_for(line["a"]) == {"a"}
+    assert r.entrypoints_for(line["unused"] + 1) == frozenset()            # only the main guard uses it
+    assert r.entrypoints_for(3) is None                                    # SCALE: read by code run at import
+    assert r.entrypoints_for(line["loaded_at_import"] + 1) == frozenset()  # feeds TABLE, which no entrypoint reads
+    assert r.entrypoints_for(REACH_SOURCE.count("\n") + 5) is None         # past the end: every case
+
+
+def test_a_case_selection_records_calls_and_leaves_out_other_cases(monkeypatch):
+    from inferprep.grading import CaseSelection
+    from inferprep.runner import judge
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    ex = catalog.get("running-total")
+    code = ex.reference_path.read_text()
+    seen = CaseSelection()
+    whole = judge.grade(ex, code, salt=1, cases=seen)
+    assert whole.ok and len(whole.cases) == 7
+    assert seen.calls == {"running-total-2": {"running_total"}, "running-total-5": {"running_total"},
+                          "running-total-8": {"running_total"}, "ceil-steps-10-3": {"ceil_steps"},
+                          "ceil-steps-12-4": {"ceil_steps"}, "ceil-steps-1-5": {"ceil_steps"},
+                          "rejects-negative-n": {"running_total"}}
+    only = judge.grade(ex, code, salt=1, cases=CaseSelection(frozenset({"ceil-steps-1-5", "rejects-negative-n"})))
+    assert [c.name for c in only.cases] == ["ceil-steps-1-5", "rejects-negative-n"] and only.ok
+    wrong = code.replace("steps += 1", "steps += 2")
+    left_out = judge.grade(ex, wrong, salt=1, cases=CaseSelection(frozenset({"running-total-2"})))
+    assert left_out.ok and [c.name for c in left_out.cases] == ["running-total-2"]   # its mistake is not run
+
+
+def test_selected_and_exact_runs_classify_every_mutant_alike(monkeypatch, fixture_run):
+    from inferprep.mutate import selection
+    monkeypatch.setattr(selection, "WORTH", 0.0)   # the fixture's cases are all cheap: select anyway
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    ex, exact = fixture_run
+    run = mutate_exercise(ex, jobs=2, n_differential=2)
+    assert {o.mutant.key: o.result for o in run.outcomes} == {o.mutant.key: o.result for o in exact.outcomes}
+    # every mutant of running_total / ceil_steps has its own cases; the two survivors (and the listed
+    # equivalent) passed theirs and were graded again on every case
+    assert run.selected == 17 and run.regraded == 3 and run.distrusted == 0
+
+
+def test_a_selection_the_reference_fails_is_not_used():
+    from inferprep.mutate.selection import Planner, Reach
+    from inferprep.mutate.mutants import generate
+    source = "def a(x):\n    return x + 1\n\n\ndef b(x):\n    return x - 1\n"
+    asked: list[frozenset] = []
+
+    def trust(cases):
+        asked.append(cases)
+        return cases != {"b-case"}
+
+    p = Planner(Reach(source, ["a", "b"]), {"a-case": {"a"}, "b-case": {"b"}}, {"a-case": 1.0, "b-case": 1.0}, trust)
+    by_fn = {m.line: m for m in generate(source)}
+    assert p.cases_for(by_fn[2]) == {"a-case"}
+    assert p.cases_for(by_fn[6]) is None and p.distrusted == 1   # the reference failed it: graded whole
+    assert p.cases_for(by_fn[6]) is None and len(asked) == 2     # asked once per selection

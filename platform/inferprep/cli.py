@@ -248,7 +248,10 @@ def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises
            diffs: bool = typer.Option(True, "--diffs/--no-diffs", help="print each survivor's diff"),
            cache: bool = typer.Option(True, "--cache/--no-cache", help=(
                "skip the extra salts of listed equivalents already confirmed for the same mutant and grader "
-               "(kept in the data folder)"))) -> None:
+               "(kept in the data folder)")),
+           exact: bool = typer.Option(False, "--exact", help=(
+               "grade every mutant on every hidden case (by default a mutant is graded first on the cases "
+               "that call code reaching it, and again on all cases if it passes them)"))) -> None:
     """Mutation testing: grade small mistakes made in each reference solution and report how many
     the grader detects (per exercise, per operator, survivors' diffs). Exit code 1 when an
     exercise's reference fails or its equivalent.toml is wrong."""
@@ -266,7 +269,7 @@ def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises
     code = run_mutate(exs, console=console, err=err, jobs=jobs, operators=ops, max_mutants=max_mutants,
                       salt=MUTATE_SALT if salt is None else salt, device=device, sandbox_mode=sandbox,
                       diffs=diffs, report=report, command="inferprep " + " ".join(sys.argv[1:]),
-                      cache=cache)
+                      cache=cache, exact=exact)
     raise typer.Exit(code)
 
 

@@ -34,6 +34,7 @@ import secrets
 import importlib.util
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
@@ -47,7 +48,7 @@ from .counterexample import Trial
 from .detail import CaseTrace, render, render_call, revealing, tensor_diff
 from .kernels import KernelArg, check_buffers, expect_block_sizes, kernel_input, kernel_output
 
-__all__ = ["CORE", "INPUT_CHECKS", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "Trial",
+__all__ = ["CORE", "INPUT_CHECKS", "CaseSelection", "Grading", "GraderError", "KernelArg", "WrongAnswer", "SubmissionRaised", "Trial",
            "expect_close", "expect_block_sizes", "expect_device", "expect_equal", "expect_tensor", "fail", "kernel_input", "kernel_output",
            "load_module"]
 
@@ -60,6 +61,27 @@ class StopGrading(BaseException):
     """Raised out of a failed case when grading fail-fast (``check-exercise`` on the stub and the
     known-wrong variants only needs to know that they fail). A BaseException so that a grader's
     own ``except Exception`` cannot swallow it."""
+
+
+class SkipCase(BaseException):
+    """Raised at the first call to the submission in a case that ``CaseSelection.only`` leaves
+    out; the case's context manager swallows it. A BaseException so that a grader's own
+    ``except Exception`` cannot."""
+
+
+@dataclass
+class CaseSelection:
+    """Which hidden cases a grading runs, and what each case called (mutation testing only).
+
+    ``only``: None runs every case; a set of case names runs those, and every other case stops at
+    its first call to the submission (``call``, ``raises``, ``call_spmd``, ``launch``) and is left
+    out of the verdict (a case that never calls the submission runs whole). ``calls`` is filled in
+    as the grading goes: case name -> the submission functions (entrypoints, kernels) it called.
+    A grader that carries state from one case to the next may behave differently when cases are
+    left out; ``inferprep.mutate`` grades the reference under a selection before trusting it."""
+
+    only: frozenset[str] | None = None
+    calls: dict[str, set[str]] = field(default_factory=dict)
 
 
 def load_module(path: Path, name: str) -> ModuleType:
@@ -77,8 +99,11 @@ class Grading:
     """What a grader sees: the submission (``call``, ``raises``, ``host``) and its cases."""
 
     def __init__(self, proc: SubmissionProcess, *, device: str, public: bool, reference_path: Path,
-                 progress=None, fail_fast: bool | str = False, salt: int | None = None):
+                 progress=None, fail_fast: bool | str = False, salt: int | None = None,
+                 selection: CaseSelection | None = None):
         self.proc = proc
+        self._selection = selection
+        self._case: str | None = None  # the name of the case running now
         self.device = torch.device(device)
         self.public = public
         self.results: list[CaseResult] = []
@@ -100,8 +125,19 @@ class Grading:
     # -- the submission -------------------------------------------------------------------------
     def call(self, fn: str, *args, **kwargs) -> Any:
         """Call the submission's ``fn`` in the child; returns its decoded result."""
+        self._select(fn)
         self._note_call(fn, args, kwargs)
         return self.proc.call(fn, *args, **kwargs)
+
+    def _select(self, fn: str) -> None:
+        """Before a call to the submission's ``fn``: record it for the ``CaseSelection``, or stop
+        a case the selection leaves out (``SkipCase``)."""
+        sel, case = self._selection, self._case
+        if sel is None or case is None:
+            return
+        if sel.only is not None and case not in sel.only:
+            raise SkipCase(case)
+        sel.calls.setdefault(case, set()).add(fn)
 
     @staticmethod
     def _note_call(fn: str, args: tuple, kwargs: dict) -> None:
@@ -113,6 +149,7 @@ class Grading:
         """SPMD: run ``fn`` once per rank, concurrently (one child thread per rank), with
         ``calls[r] = (args, kwargs)``; returns the per-rank results. If a rank raised,
         ``SubmissionRaised`` (with ``.rank`` and ``.per_rank``) propagates."""
+        self._select(fn)
         trace = revealing()
         if trace is not None:
             trace.call = f"{fn} on {len(calls)} ranks at once, each with the arguments below"
@@ -128,6 +165,7 @@ class Grading:
         in argument order, after checking that the kernel wrote nothing outside them and left its
         inputs unchanged (``WrongAnswer`` otherwise). The kernel must be a ``@triton.jit``
         function that compiles as Triton (a runtime error otherwise)."""
+        self._select(kernel)
         tensors = [a for a in args if isinstance(a, KernelArg)]
         wire = [a.wire() if isinstance(a, KernelArg) else a for a in args]
         returned = self.proc.launch(kernel, tuple(int(x) for x in grid), wire, constexprs)
@@ -147,6 +185,7 @@ class Grading:
 
     def raises(self, exc_name: str, fn: str, *args, **kwargs) -> SubmissionRaised:
         """Require ``fn(*args, **kwargs)`` to raise ``exc_name`` (or a subclass of it)."""
+        self._select(fn)
         self._note_call(fn, args, kwargs)
         try:
             value = self.proc.call(fn, *args, **kwargs)
@@ -226,9 +265,12 @@ class Grading:
                          "not run: the submission process stopped in an earlier case", 0.0, points, group)
             return
         trace = CaseTrace(reveal=self.public)
+        self._case = name
         try:
             with trace:
                 yield
+        except SkipCase:
+            return  # left out by the CaseSelection: not part of the verdict
         except WrongAnswer as e:
             status, message = Status.WRONG_ANSWER, str(e)
         except SubmissionRaised as e:
@@ -243,6 +285,8 @@ class Grading:
             status = Status.INTERNAL_ERROR
             message = "the grader failed (not your fault): " + f"{type(e).__name__}: {e}"
             self.internal = "".join(traceback.format_exception(e))
+        finally:
+            self._case = None
         self._record(name, status, message, time.perf_counter() - t0, points, group, trace.detail())
         if self.fail_fast is not None and status != Status.PASSED and (group == self.fail_fast or self.proc.dead):
             raise StopGrading(name)

@@ -19,9 +19,12 @@ Results, per mutant:
 - ``invalid``: the mutant does not compile (left out of everything).
 
 Score = detected (killed + killed by input checks + timed out) / non-equivalent valid mutants.
-The differential check of a listed equivalent mutant grades it under ``DIFFERENTIAL_SALTS`` more
-salts (other hidden data where a grader draws from its salt) and requires every case, input checks
+The differential check of a listed equivalent mutant grades it under more salts (other hidden data
+where a grader draws from its salt; ``differential_count``) and requires every case, input checks
 included, to pass each time.
+
+Unless ``exact``, a mutant is first graded on the cases that can notice it (``selection``); one
+that passes them is graded again on every case before it counts as a survivor.
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ from ..catalog import Exercise
 from ..runner import judge
 from ..verdict import INPUT_CHECKS, Status, Verdict
 from . import equivalent
+from ..grading import CaseSelection
 from .mutants import Mutant, generate
+from .selection import Planner, Reach
 
 MUTATE_SALT = 0x5EED_CAFE_F00D
 """The salt of every grading in a run unless told otherwise (``check-exercise``'s own)."""
@@ -54,7 +59,12 @@ already generous; each timed-out mutant costs the whole limit, so keep the facto
 MIN_MUTANT_TIME_S = 1.0
 """The least CPU-time limit of a mutant, seconds (the harness's limit has 1 s steps)."""
 DIFFERENTIAL_SALTS = 16
-"""How many more salts a listed equivalent mutant must pass under."""
+"""The most extra salts a listed equivalent mutant must pass under."""
+MIN_DIFFERENTIAL_SALTS = 4
+"""The fewest: an exercise whose reference grades slowly gets fewer (``differential_count``)."""
+DIFFERENTIAL_BUDGET_S = 8.0
+"""About how many seconds of the reference's grading time the extra salts of one listed mutant
+may cost (each extra grading costs about the reference's time)."""
 SCORE_GOAL = 0.95
 """The share of non-equivalent mutants every grader must detect (issue 20)."""
 
@@ -110,6 +120,10 @@ class ExerciseRun:
     outcomes: list[Outcome] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    differential_salts: int = 0          # extra salts each listed equivalent was checked under
+    selected: int = 0                    # mutants graded on their own cases first
+    regraded: int = 0                    # of those, graded again whole (they passed their cases)
+    distrusted: int = 0                  # case selections the reference failed (graded whole)
 
     def count(self, *results: Result) -> int:
         return count(self.outcomes, *results)
@@ -177,6 +191,14 @@ def with_time_limit(ex: Exercise, time_s: float) -> Exercise:
     return dataclasses.replace(ex, meta=ex.meta.model_copy(update={"limits": limits}))
 
 
+def differential_count(reference_seconds: float) -> int:
+    """How many extra salts the differential check uses: ``DIFFERENTIAL_SALTS`` for a reference
+    that grades in half a second, fewer for a slower one (``DIFFERENTIAL_BUDGET_S``), never fewer
+    than ``MIN_DIFFERENTIAL_SALTS``. Every extra salt is a whole grading, input checks included."""
+    fits = math.ceil(DIFFERENTIAL_BUDGET_S / max(reference_seconds, 1e-3))
+    return max(MIN_DIFFERENTIAL_SALTS, min(DIFFERENTIAL_SALTS, fits))
+
+
 def differential_salts(salt: int, n: int = DIFFERENTIAL_SALTS) -> list[int]:
     """``n`` salts other than ``salt``, derived from it (the same run checks the same hidden data)."""
     return [(salt * 6364136223846793005 + 1442695040888963407 * (i + 1)) % (1 << 63) for i in range(n)]
@@ -188,47 +210,52 @@ CONFIRMED_FILE = "mutate-confirmed-equivalents.json"
 
 class ConfirmedEquivalents:
     """The listed equivalents whose differential check already passed, so that a later run need not
-    grade them under every extra salt again (the check costs ``DIFFERENTIAL_SALTS`` gradings each).
+    grade them under every extra salt again (the check costs up to ``DIFFERENTIAL_SALTS`` gradings
+    each).
 
     An entry's key covers what the check depends on: the mutant's text, the grader's text, the
-    salts and the device. A change to either text makes a new key, and the check runs again. A
-    cached mutant is still graded under the run's salt and must survive today's grader; only the
-    extra salts are skipped. Kept as a JSON list of keys in ``path`` (the user data folder by
-    default: ``inferprep mutate --no-cache`` skips it); a missing or unreadable file is an empty
-    cache. Thread-safe (the run's jobs add to it at once)."""
+    run's salt (the extra salts derive from it) and the device; its value is how many extra salts
+    passed. A change to either text makes a new key, and the check runs again. A cached mutant is
+    still graded under the run's salt and must survive today's grader; only the extra salts are
+    skipped, and only as many as were checked. Kept as a JSON object in ``path`` (the user data
+    folder by default: ``inferprep mutate --no-cache`` skips it); a missing or unreadable file is
+    an empty cache. Thread-safe (the run's jobs add to it at once)."""
 
     def __init__(self, path: Path | None):
         self.path = path
         self._lock = threading.Lock()
-        self._keys: set[str] = set()
+        self._salts: dict[str, int] = {}
         if path is not None:
             try:
-                self._keys = set(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError):
-                self._keys = set()
+                raw = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                raw = {}
+            if isinstance(raw, dict):
+                self._salts = {k: v for k, v in raw.items() if isinstance(k, str) and type(v) is int}
         self.hits = 0
 
     @staticmethod
-    def key(mutant_code: str, grader_text: str, salts: list[int], device: str) -> str:
+    def key(mutant_code: str, grader_text: str, salt: int, device: str) -> str:
         h = hashlib.sha256()
-        for part in (mutant_code, grader_text, ",".join(map(str, salts)), device):
+        for part in (mutant_code, grader_text, str(salt), device):
             h.update(part.encode("utf-8"))
             h.update(b"\0")
         return h.hexdigest()
 
-    def __contains__(self, key: str) -> bool:
+    def covers(self, key: str, n_salts: int) -> bool:
+        """Did the check of ``key`` pass under at least ``n_salts`` extra salts?"""
         with self._lock:
-            return key in self._keys
+            return self._salts.get(key, 0) >= n_salts
 
-    def add(self, key: str) -> None:
+    def add(self, key: str, n_salts: int) -> None:
         with self._lock:
-            self._keys.add(key)
+            self._salts[key] = max(n_salts, self._salts.get(key, 0))
 
     def save(self) -> None:
         if self.path is None:
             return
         with self._lock:
-            data = json.dumps(sorted(self._keys))
+            data = json.dumps(dict(sorted(self._salts.items())))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(data, encoding="utf-8")
@@ -237,18 +264,20 @@ class ConfirmedEquivalents:
 
 def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: int = MUTATE_SALT,
                     jobs: int = 1, max_mutants: int | None = None, device: str = "cpu",
-                    sandbox_mode: str | None = None, n_differential: int = DIFFERENTIAL_SALTS,
+                    sandbox_mode: str | None = None, n_differential: int | None = None, exact: bool = False,
                     on_outcome: Callable[[Outcome], None] | None = None,
                     on_start: Callable[[int], None] | None = None,
                     confirmed: ConfirmedEquivalents | None = None) -> ExerciseRun:
     """Generate, grade and classify the mutants of ``ex``'s reference.
 
     ``jobs`` gradings run at once (threads of this process, each on the warm pool); ``max_mutants``
-    samples the mutants evenly (the CI sample); ``on_start`` hears how many mutants will be graded
+    samples the mutants evenly (the CI sample); ``n_differential`` extra salts check each listed
+    equivalent (default: ``differential_count`` of the reference's time); ``exact`` grades every
+    mutant on every case (no ``selection``); ``on_start`` hears how many mutants will be graded
     and ``on_outcome`` each result as it comes; ``confirmed`` skips the extra salts of a listed
-    equivalent already confirmed for the same texts (``ConfirmedEquivalents``). Problems of the exercise itself (the reference does
-    not pass, ``equivalent.toml`` is malformed or wrong) land in ``ExerciseRun.errors``; raises only
-    ``ValueError`` for an unknown operator."""
+    equivalent already confirmed for the same texts (``ConfirmedEquivalents``). Problems of the
+    exercise itself (the reference does not pass, ``equivalent.toml`` is malformed or wrong) land
+    in ``ExerciseRun.errors``; raises only ``ValueError`` for an unknown operator."""
     t0 = time.perf_counter()
     code = ex.reference_path.read_text(encoding="utf-8")
     run = ExerciseRun(ex.slug, code, f"reference/{ex.reference_path.name}")
@@ -264,12 +293,17 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
     listed, unmatched = equivalent.match(entries, every)
     run.errors += unmatched
 
-    def grade(text: str, exercise: Exercise, with_salt: int, fail_fast: bool = True) -> Verdict:
+    def grade(text: str, exercise: Exercise, with_salt: int, fail_fast: bool = True,
+              cases: CaseSelection | None = None) -> Verdict:
         return judge.grade(exercise, text, device=device, sandbox_mode=sandbox_mode, fail_fast=fail_fast,
-                           salt=with_salt)
+                           salt=with_salt, cases=cases)
 
-    # The reference twice: the first grading may pay for starting the warm pool.
-    ref = min((grade(code, ex, salt, fail_fast=False) for _ in range(2)), key=lambda v: v.seconds)
+    # The reference twice: the first grading may pay for starting the warm pool. Each grading
+    # records which functions every case called (the cases a mutant is graded on first).
+    seen = [CaseSelection(), CaseSelection()]
+    refs = [grade(code, ex, salt, fail_fast=False, cases=c) for c in seen]
+    k = min(range(2), key=lambda i: refs[i].seconds)
+    ref = refs[k]
     run.reference_seconds = ref.seconds
     if not ref.ok:
         run.errors.append(f"the reference does not pass its own grader ({ref.status.value}: "
@@ -278,9 +312,35 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
         return run
     run.time_limit_s = time_limit(ex, ref.seconds)
     limited = with_time_limit(ex, run.time_limit_s)
+    n_salts = differential_count(ref.seconds) if n_differential is None else n_differential
+    salts = differential_salts(salt, n_salts)
+    planner = None
+    if not exact:
+        def trust(cases: frozenset[str]) -> bool:
+            v = grade(code, ex, salt, fail_fast=False, cases=CaseSelection(cases))
+            return v.ok and v.input_checks_passed == v.input_checks_total
+        case_seconds: dict[str, float] = {}
+        for c in ref.cases:
+            case_seconds[c.name] = case_seconds.get(c.name, 0.0) + c.seconds
+        planner = Planner(Reach(code, ex.meta.entrypoints), seen[k].calls, case_seconds, trust)
     chosen = sample(every, max_mutants)
     if on_start:
         on_start(len(chosen))
+    grader_path = paths.graders_dir() / f"{ex.module}.py"
+    grader_text = grader_path.read_text(encoding="utf-8") if grader_path.is_file() else ""
+
+    def first_verdict(m: Mutant) -> tuple[Result, str]:
+        """Graded on its own cases first (``selection``), then whole if it passed them."""
+        cases = planner.cases_for(m) if planner is not None else None
+        if cases is not None:
+            with lock:
+                run.selected += 1
+            result, detail = classify(grade(m.code, limited, salt, cases=CaseSelection(cases)))
+            if result is not Result.SURVIVED:
+                return result, detail
+            with lock:
+                run.regraded += 1
+        return classify(grade(m.code, limited, salt))
 
     def one(m: Mutant) -> Outcome:
         t = time.perf_counter()
@@ -289,29 +349,30 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
         except (SyntaxError, ValueError) as e:
             out = Outcome(m, Result.INVALID, 0.0, str(e))
         else:
-            result, detail = classify(grade(m.code, limited, salt))
+            result, detail = first_verdict(m)
             if m.key in listed:
-                salts = differential_salts(salt, n_differential)
-                key = ConfirmedEquivalents.key(m.code, grader_text, salts, device)
-                if confirmed is not None and result is Result.SURVIVED and key in confirmed:
+                key = ConfirmedEquivalents.key(m.code, grader_text, salt, device)
+                if confirmed is not None and result is Result.SURVIVED and confirmed.covers(key, n_salts):
                     confirmed.hits += 1
                     result, detail = Result.EQUIVALENT, listed[m.key].reason
                 else:
                     result, detail = _confirm(m, result, detail, listed[m.key],
                                               lambda s: grade(m.code, limited, s, False), salts)
                     if confirmed is not None and result is Result.EQUIVALENT:
-                        confirmed.add(key)
+                        confirmed.add(key, n_salts)
             out = Outcome(m, result, time.perf_counter() - t, detail)
         if on_outcome:
             on_outcome(out)
         return out
 
-    grader_path = paths.graders_dir() / f"{ex.module}.py"
-    grader_text = grader_path.read_text(encoding="utf-8") if grader_path.is_file() else ""
+    lock = threading.Lock()
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mutate") as pool:
         run.outcomes = list(pool.map(one, chosen))
     if confirmed is not None:
         confirmed.save()
+    run.differential_salts = n_salts
+    if planner is not None:
+        run.distrusted = planner.distrusted
     for o in run.outcomes:
         if o.mutant.key in listed and o.result is not Result.EQUIVALENT:
             run.errors.append(f"{equivalent.FILE_NAME}: {listed[o.mutant.key]} is listed as equivalent, but "

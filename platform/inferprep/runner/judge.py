@@ -20,7 +20,7 @@ import torch
 
 from .. import __version__
 from ..catalog import Exercise
-from ..grading import Grading, StopGrading, load_module
+from ..grading import CaseSelection, Grading, StopGrading, load_module
 from ..grading import counterexample as ce_search
 from ..verdict import INPUT_CHECKS, CaseResult, Counterexample, Status, Verdict
 from . import sandbox
@@ -65,7 +65,7 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
           launcher=None, fail_fast: bool | str = False, salt: int | None = None,
           recorder: WireRecorder | None = None, cancel: threading.Event | None = None,
           counterexample: bool = True, perf: bool | None = None, perf_clock: Callable[[str], float] | None = None,
-          perf_rule=None) -> Verdict:
+          perf_rule=None, cases: CaseSelection | None = None) -> Verdict:
     """Grade ``code`` against the exercise's hidden cases (or its public examples).
 
     ``fail_fast`` stops at the first failing case (the verdict then lists the cases run so far);
@@ -89,6 +89,9 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
     with ``perf = true``; None (the default) runs it on CUDA only (on CPU it costs seconds and its
     figures are noisy). ``perf_clock`` and ``perf_rule`` replace the stage's clock and stopping rule
     (tests). Its result is ``verdict.perf``; it never changes the verdict's status.
+
+    ``cases`` (mutation testing): run only the hidden cases it names, and record what each case
+    called (``grading.CaseSelection``).
 
     A run the platform failed is retried up to ``PLATFORM_RETRIES`` times with the same salt;
     ``progress`` then hears only of cases beyond those it has already been told of (the returned
@@ -125,7 +128,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
         verdict, failure = _grade_once(exercise, code, device=device, public=public, sandbox_mode=sandbox_mode,
                                        progress=relay, launcher=launcher, fail_fast=fail_fast, salt=salt,
                                        recorder=recorder, cancel=cancel,
-                                       show_counterexample=counterexample, close_now=perf_follows)
+                                       show_counterexample=counterexample, close_now=perf_follows,
+                                       selection=cases)
         if failure is None or (cancel is not None and cancel.is_set()):
             break
         log.warning("grading %s: the platform failed (%s); attempt %d of %d", exercise.slug, failure,
@@ -143,7 +147,8 @@ def grade(exercise: Exercise, code: str, *, device: str = "cpu", public: bool = 
 def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, sandbox_mode: str | None,
                 progress, launcher, fail_fast: bool | str, salt: int,
                 recorder: WireRecorder | None, cancel: threading.Event | None = None,
-                show_counterexample: bool = True, close_now: bool = False) -> tuple[Verdict, str | None]:
+                show_counterexample: bool = True, close_now: bool = False,
+                selection: CaseSelection | None = None) -> tuple[Verdict, str | None]:
     """One attempt: (the verdict, why the platform failed it or None). ``close_now``: every process
     of the child is gone when this returns (the perf stage follows)."""
     t0 = time.perf_counter()
@@ -190,7 +195,7 @@ def _grade_once(exercise: Exercise, code: str, *, device: str, public: bool, san
                 from .cuda import describe_cap
                 base["sandbox"] += f"; {describe_cap(proc.gpu_cap)}"
             g = Grading(proc, device=device, public=public, reference_path=exercise.reference_path,
-                        progress=progress, fail_fast=fail_fast, salt=salt)
+                        progress=progress, fail_fast=fail_fast, salt=salt, selection=selection)
             try:
                 grader.grade(g)
             except StopGrading:
