@@ -189,6 +189,23 @@ def grade(g: Grading) -> None:
         c, s, z = _check_quant(g, ref, x, 4, 4, "per_token")
         got = g.call("dequantize_groups", c.to(dev), s.to(dev), z.to(dev), 4, "per_token")
         _close(got, ref.dequantize_groups(c, s, z, 4, "per_token"), "dequantized")
+    with g.case("quant-group-1-single-element-axis"):
+        # group 1 is allowed (every group constant: codes 0, exact), even on a grouped axis of 1
+        for shape, bits, layout in [((3, 1), 2, "per_token"), ((1, 4), 3, "per_channel"),
+                                    ((2, 3), 1, "per_token")]:
+            x = torch.randn(*shape, generator=g.rng(90)).to(dev)
+            c, s, z = _check_quant(g, ref, x, bits, 1, layout)
+            got = g.call("dequantize_groups", c.to(dev), s.to(dev), z.to(dev), 1, layout)
+            _close(got, ref.dequantize_groups(c, s, z, 1, layout), "dequantized")
+    with g.case("dequantize-float64-params"):
+        # scale and zero are float64 inputs: values below float32's range must survive
+        gd = g.rng(91)
+        for layout, shape, pshape in [("per_token", (4, 8), (4, 2)), ("per_channel", (8, 4), (2, 4))]:
+            c = torch.randint(0, 16, shape, generator=gd, dtype=torch.uint8)
+            s = torch.rand(*pshape, generator=gd, dtype=torch.float64) * 1e-50
+            z = torch.randn(*pshape, generator=gd, dtype=torch.float64) * 1e-50
+            got = g.call("dequantize_groups", c.to(dev), s.to(dev), z.to(dev), 4, layout)
+            _close(got, ref.dequantize_groups(c, s, z, 4, layout), "dequantized")
     combos = [(2, 32, "per_channel"), (2, 32, "per_token"), (4, 16, "per_channel"),
               (3, 8, "per_token"), (8, 64, "per_channel"), (1, 16, "per_token"),
               (4, 128, "per_token"), (5, 16, "per_channel")]
@@ -204,6 +221,11 @@ def grade(g: Grading) -> None:
 
     # ---- the KIVI cache: prefill below / equal to / a multiple of / not a multiple of R;
     # flushes crossed; group < R and group == R; bits_k != bits_v
+    # group 1, residual 1, head_dim 1 (and a fractional byte count), bits 1 and 8 on both sides
+    tiny = [("group-1-residual-1", 2, 3, 5, 1, 8, 1, 1, 1), ("bits-1-and-8", 1, 6, 7, 4, 1, 8, 2, 4)]
+    for i, (name, H, L0, S, D, bk, bv, group, R) in enumerate(tiny):
+        with g.case(f"kivi-{name}"):
+            _check_kivi(g, ref, _kivi_args(g.rng(250 + i), dev, H, L0, S, D, bk, bv, group, R, chans=[0]))
     scen = [
         # name, H, L0, S, D, bits_k, bits_v, group, R
         ("prefill-below-R", 2, 20, 30, 32, 2, 2, 8, 32),
@@ -246,11 +268,29 @@ def grade(g: Grading) -> None:
                     fail(f"missing key {key!r}")
                 expect_close(got[key], want[key], name=key, rtol=1e-6)
 
+    with g.case("roads-one-key-unit-output"):
+        # one key: every weight is 1, O = v exactly, with norm exactly 1; the key road vanishes
+        gq = g.rng(350)
+        q, k = torch.randn(1, 4, generator=gq, dtype=torch.float64), torch.randn(1, 4, generator=gq, dtype=torch.float64)
+        v = torch.full((1, 4), 0.5, dtype=torch.float64)
+        args = (q.to(dev), k.to(dev), v.to(dev), (k + 0.25).to(dev),
+                (v + torch.tensor([[0.25, -0.25, 0.0, 0.125]], dtype=torch.float64)).to(dev), 0.5)
+        got = g.call("error_roads", *args)
+        want = ref.error_roads(*args)
+        if not isinstance(got, dict):
+            fail("error_roads must return a dict")
+        for key in ("k_only", "v_only", "k_linear", "v_linear", "entropy"):
+            if key not in got:
+                fail(f"missing key {key!r}")
+            expect_close(got[key], want[key], name=key, rtol=1e-6, atol=1e-12)
+
     # ---- input checks
     x = make_v((16, 32), g.rng(400)).to(dev)
     bad_q = [
         ("group-not-dividing-channels", (x, 2, 12, "per_token")),
         ("group-not-dividing-tokens", (x[:12], 2, 8, "per_channel")),
+        ("one-dimensional", (x[0], 2, 8, "per_token")),
+        ("group-zero", (x, 2, 0, "per_token")),
         ("bits-zero", (x, 0, 8, "per_token")),
         ("bits-nine", (x, 9, 8, "per_token")),
         ("unknown-layout", (x, 2, 8, "per_tensor")),
@@ -265,6 +305,13 @@ def grade(g: Grading) -> None:
         ("residual-not-multiple-of-group", base[:8] + (20,)),
         ("head-dim-not-multiple-of-group", base[:7] + (12, 24)),
         ("empty-prefill", (base[0][:, :0], base[1][:, :0]) + base[2:]),
+        ("value-prefill-shape-mismatch", (base[0], base[1][:, :9]) + base[2:]),
+        ("bits-k-zero", base[:5] + (0,) + base[6:]),
+        ("bits-k-nine", base[:5] + (9,) + base[6:]),
+        ("bits-v-zero", base[:6] + (0,) + base[7:]),
+        ("bits-v-nine", base[:6] + (9,) + base[7:]),
+        ("group-zero", base[:7] + (0, 16)),
+        ("residual-zero", base[:8] + (0,)),
         ("step-shape-mismatch", base[:2] + (base[2][:, :, :16],) + base[3:]),
         ("nan-in-prefill", (base[0] * float("nan"),) + base[1:]),
     ]
@@ -274,6 +321,7 @@ def grade(g: Grading) -> None:
     gq = g.rng(402)
     q, k = torch.randn(4, 32, generator=gq).to(dev), torch.randn(8, 32, generator=gq).to(dev)
     for name, args in [("shape-mismatch", (q, k, k, k[:7], k, 0.2)),
-                       ("nonpositive-sm-scale", (q, k, k, k, k, 0.0))]:
+                       ("nonpositive-sm-scale", (q, k, k, k, k, 0.0)),
+                       ("three-dimensional-q", (q.unsqueeze(-1), k, k, k, k, 0.2))]:
         with g.case(f"roads-rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "error_roads", *args)

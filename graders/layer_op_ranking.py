@@ -201,6 +201,7 @@ def grade(g: Grading) -> None:
                ("ranking-context-float", "op_ranking", (m, gpu, bf, 8, 100.0, 0.0)),
                ("remedies-batch-zero", "remedies", (m, gpu, bf, 0, 100)),
                ("remedies-context-bool", "remedies", (m, gpu, bf, 8, True)),
+               ("remedies-context-zero", "remedies", (m, gpu, bf, 8, 0)),
                ("flip-context-zero", "ranking_flip_batch", (m, gpu, bf, 0, 0.0))]
     for bad_name, bad in (("negative", -1.0), ("nan", math.nan), ("infinite", math.inf)):
         checks += [(f"launch-{bad_name}", "layer_op_times", (m, gpu, bf, 8, 100, bad)),
@@ -212,6 +213,11 @@ def grade(g: Grading) -> None:
                ("dense-mla-model-times", "layer_op_times", (dense_mla, gpu, bf, 8, 100, 0.0)),
                ("dense-mla-model-remedies", "remedies", (dense_mla, gpu, bf, 8, 100)),
                ("dense-mla-model-flip", "ranking_flip_batch", (dense_mla, gpu, bf, 100, 0.0)),
+               # the smallest MoE and the smallest MLA: one routed expert, a latent of rank 1
+               ("one-routed-expert", "layer_op_times",
+                (dataclasses.replace(m, n_routed_experts=1, experts_per_token=1, moe_ffn_size=14336), gpu, bf, 8,
+                 100, 0.0)),
+               ("mla-latent-rank-1", "remedies", (dataclasses.replace(dense_mla, kv_lora_rank=1), gpu, bf, 8, 100)),
                ("zero-kv-heads", "layer_op_times", (dataclasses.replace(m, n_kv_heads=0), gpu, bf, 8, 100, 0.0)),
                ("zero-kv-heads-flip", "ranking_flip_batch", (dataclasses.replace(m, n_kv_heads=0), gpu, bf, 100, 0.0)),
                ("zero-head-dim", "remedies", (dataclasses.replace(m, head_dim=0), gpu, bf, 8, 100)),

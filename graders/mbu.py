@@ -152,6 +152,12 @@ def grade(g: Grading) -> None:
         with g.case(f"bytes-{m.name}-tp{tp}"):
             _check_dict(g.call("step_bytes_per_gpu", m, tp, [3, 1], B, B),
                         ref.step_bytes_per_gpu(m, tp, [3, 1], B, B), ("weight_bytes", "kv_bytes"))
+    # Weight bytes that do not split into whole bytes per rank (51 params x 2 bytes / TP 4 = 25.5).
+    odd = ModelConfig(name="odd-params", n_layers=1, hidden_size=3, n_heads=4, n_kv_heads=2, head_dim=1,
+                      ffn_size=1, vocab_size=2)
+    with g.case("bytes-odd-params-tp4"):
+        _check_dict(g.call("step_bytes_per_gpu", odd, 4, [3, 1], B, B),
+                    ref.step_bytes_per_gpu(odd, 4, [3, 1], B, B), ("weight_bytes", "kv_bytes"))
     with g.case("bytes-tuple-of-lengths"):
         _check_dict(g.call("step_bytes_per_gpu", GQA4, 8, (5, 17, 1), B, B),
                     ref.step_bytes_per_gpu(GQA4, 8, (5, 17, 1), B, B), ("weight_bytes", "kv_bytes"))
@@ -185,6 +191,13 @@ def grade(g: Grading) -> None:
         with g.case(f"mbu-{name}"):
             _check_dict(g.call("mbu", log, m, gpu, tp, B, B), ref.mbu(log, m, gpu, tp, B, B),
                         MBU_KEYS, ints=("steps_used", "steps_excluded"))
+
+    # A made-up GPU at the smallest round peak the rules allow (any finite number > 0).
+    with g.case("mbu-gpu-of-one-byte-per-second"):
+        slow = dataclasses.replace(specs.H100_SXM, name="made-up-one-byte-per-second", hbm_bytes_per_s=1.0)
+        log = _tile(base)
+        _check_dict(g.call("mbu", log, m, slow, tp, B, B), ref.mbu(log, m, slow, tp, B, B),
+                    MBU_KEYS, ints=("steps_used", "steps_excluded"))
 
     # 3. the dashboard numbers
     for j, (m, gpu, tp, wd, kd) in enumerate(setups[:6] + setups[7:9] + setups[10:]):
@@ -274,6 +287,8 @@ def grade(g: Grading) -> None:
         ("bytes-dtype-string", "step_bytes_per_gpu", (L8, 1, [10], "bf16", B)),
         ("mbu-empty-log", "mbu", ([], L8, gpu, 1, B, B)),
         ("mbu-no-busy-decode-step", "mbu", ([_row(0, 0.0, 0.01, [], 0), _row(1, 0.01, 0.02, [5], 100)], L8, gpu, 1, B, B)),
+        ("mbu-log-not-a-list", "mbu", (len(ok_log), L8, gpu, 1, B, B)),
+        ("mbu-duration-string", "mbu", (ok_log + [_row(2, 0.0145, "0.01", [5], 0)], L8, gpu, 1, B, B)),
         ("mbu-zero-duration", "mbu", (ok_log + [_row(2, 0.0145, 0.0, [5], 0)], L8, gpu, 1, B, B)),
         ("mbu-negative-duration", "mbu", (ok_log + [_row(2, 0.0145, -0.01, [5], 0)], L8, gpu, 1, B, B)),
         ("mbu-nan-duration", "mbu", (ok_log + [_row(2, 0.0145, math.nan, [5], 0)], L8, gpu, 1, B, B)),
@@ -300,6 +315,7 @@ def grade(g: Grading) -> None:
          (ok_log, L8, gpu, 1, B, B, 0.8, ref.mbu(ok_log, L8, gpu, 1, B, B)["mbu"])),
         ("diagnose-reported-nan", "diagnose_dashboard", (ok_log, L70, gpu, 8, B, B, 0.8, math.nan)),
         ("diagnose-reported-zero", "diagnose_dashboard", (ok_log, L70, gpu, 8, B, B, 0.8, 0.0)),
+        ("diagnose-reported-string", "diagnose_dashboard", (ok_log, L70, gpu, 8, B, B, 0.8, str(nums["correct"]))),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
