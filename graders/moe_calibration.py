@@ -231,7 +231,9 @@ def grade(g: Grading) -> None:
               ("bf16-ties", _zipf_logits(3, 1500, 32, 0.5, torch.bfloat16), 4),
               ("uniform-top1", _zipf_logits(4, 500, 16, 0.0, torch.float64), 1),
               ("f64-near-ties", _near_tie_logits(5, 400, 16), 4),
-              ("empty", torch.zeros(0, 12, dtype=torch.float32), 3)]
+              ("empty", torch.zeros(0, 12, dtype=torch.float32), 3),
+              ("top-k-all-experts", torch.tensor([[1.0, 1.0, 1.0, 0.0], [0.0, 2.0, 2.0, 2.0]],
+                                                 dtype=torch.float64), 4)]
     for name, logits, k in traces:
         with g.case(f"counts-{name}"):
             out = g.call("expert_token_counts", logits.to(dev), k)
@@ -242,7 +244,7 @@ def grade(g: Grading) -> None:
                  ("zipf0.5", _shares(256, 0.5), 262144, 8),
                  ("rare-expert", _shares(256, 0.0, rare=1e-5 / 8), 262144, 8),
                  ("made-up-60", _shares(60, 0.6), 50000, 4), ("k-times-share-one", [0.5, 0.5], 7, 2),
-                 ("no-tokens", _shares(8, 1.0), 0, 2)]
+                 ("no-tokens", _shares(8, 1.0), 0, 2), ("zero-share-top1", [0.5, 0.25, 0.0, 0.25], 100, 1)]
     for name, pi, n, k in exp_cases:
         with g.case(f"expected-{name}"):
             _check_expected(g, ref, pi, n, k)
@@ -256,7 +258,8 @@ def grade(g: Grading) -> None:
     rtn_cases = [("ties-zero-row-one-signed-4bit", tie, 4),
                  ("random-3bit", torch.randn(48, 40, generator=g0, dtype=torch.float64), 3),
                  ("random-2bit", torch.randn(16, 64, generator=g0, dtype=torch.float64), 2),
-                 ("random-8bit-f32", torch.randn(32, 24, generator=g0, dtype=torch.float32), 8)]
+                 ("random-8bit-f32", torch.randn(32, 24, generator=g0, dtype=torch.float32), 8),
+                 ("one-weight-3bit", torch.tensor([[-0.7]], dtype=torch.float64), 3)]
     for name, W, bits in rtn_cases:
         with g.case(f"rtn-{name}"):
             _check_w(g.call("rtn_quantize", W.to(dev), bits), ref.rtn_quantize(W, bits).to(dev), W)
@@ -272,6 +275,7 @@ def grade(g: Grading) -> None:
     gptq_case("n300-d40-4bit", W, Xmany, 4)
     gptq_case("n300-d40-block8", W, Xmany, 4, block=8)
     gptq_case("n300-d40-block7-3bit-damp0.1", W, Xmany, 3, damp=0.1, block=7)
+    gptq_case("n60-block1", W, Xmany[:60], 4, block=1)
     gptq_case("fewer-tokens-than-dims-n12", W, Xmany[:12], 4)
     gptq_case("one-token", W, Xmany[:1], 4)
     gptq_case("8bit-damp1", W, Xmany[:50], 8, damp=1.0)
@@ -319,6 +323,8 @@ def grade(g: Grading) -> None:
         for t in range(8):
             Xc[r, t, t % 4] = float(1 + (3 * r + t) % 4)
     crossover_case("gptq-equals-rtn", W, Xc, Xt, [0, 2, 4, 8], 3, 0.01)
+    # one draw, one held-out row, an output norm below 1 (scaled by 2**-8: binary-exact)
+    crossover_case("one-draw-one-test-row", W, Xc[:1], Xt[:1] * 2.0 ** -8, [0, 4, 8], 3, 0.01)
     # GPTQ better than RTN by less than the margin, then by more: one weight sits on a rounding tie
     # (1.5 on a step-1 grid; RTN rounds it to 2) and a calibration token with x2 = -x3 makes GPTQ
     # round it to 1. The held-out inputs correlate those columns by -2**-19, so a flip lowers the
@@ -336,7 +342,8 @@ def grade(g: Grading) -> None:
     plans = [([128, 127, 0, 64, 500, 63], [0, 1, 128, 63, 0, 0], 128, 1.0),
              ([64, 63, 200, 0], [0, 1, 55, 0], 128, 0.5),
              ([3000, 2047, 2048, 100], [0, 2000, 0, 0], 1024, 2.0),
-             ([7, 8, 0], [0, 0, 12], 5, 1.5)]
+             ([7, 8, 0], [0, 0, 12], 5, 1.5),
+             ([1, 0, 0, 2], [0, 1, 0, 0], 1, 1.0)]
     order = list(range(len(plans)))
     rng.shuffle(order)
     for j in order:
@@ -350,21 +357,44 @@ def grade(g: Grading) -> None:
     X = torch.randn(10, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     Xnan = X.clone()
     Xnan[0, 0] = math.nan
+    Winf = W.clone()
+    Winf[2, 3] = math.inf
+    ints = torch.tensor([[1, 2, 0], [3, 0, 4]])
     checks = [
         ("counts-topk-above-experts", "expert_token_counts", (X, 7)),
+        ("counts-topk-zero", "expert_token_counts", (X, 0)),
+        ("counts-integer-logits", "expert_token_counts", (ints, 1)),
         ("counts-nan-logit", "expert_token_counts", (Xnan, 2)),
         ("counts-1d", "expert_token_counts", (X[0], 2)),
         ("expected-shares-not-summing-to-one", "expected_tokens", ([0.5, 0.4], 10, 1)),
         ("expected-k-share-above-one", "expected_tokens", ([0.75, 0.25], 10, 2)),
         ("expected-negative-share", "expected_tokens", ([1.25, -0.25], 10, 1)),
+        ("expected-nan-share", "expected_tokens", ([math.nan, 0.5, 0.5], 10, 1)),
+        ("expected-shares-as-tensor", "expected_tokens", (torch.tensor([0.5, 0.5], dtype=torch.float64), 10, 1)),
+        ("expected-fractional-tokens", "expected_tokens", ([0.5, 0.5], 2.5, 1)),
+        ("expected-negative-tokens", "expected_tokens", ([0.5, 0.5], -1, 1)),
+        ("expected-topk-zero", "expected_tokens", ([0.5, 0.5], 10, 0)),
         ("rtn-one-bit", "rtn_quantize", (W, 1)),
+        ("rtn-nine-bits", "rtn_quantize", (W, 9)),
+        ("rtn-integer-weights", "rtn_quantize", (ints, 4)),
+        ("rtn-inf-weight", "rtn_quantize", (Winf, 4)),
         ("gptq-wrong-d-in", "gptq_quantize", (W, X[:, :5], 4, 0.01, 128, False)),
         ("gptq-zero-damping", "gptq_quantize", (W, X, 4, 0.0, 128, False)),
         ("gptq-nan-input", "gptq_quantize", (W, Xnan, 4, 0.01, 128, False)),
+        ("gptq-negative-blocksize", "gptq_quantize", (W, X, 4, 0.01, -1, False)),
+        ("gptq-act-order-not-bool", "gptq_quantize", (W, X, 4, 0.01, 128, 1)),
         ("crossover-grid-not-increasing", "gptq_vs_rtn", (W, X[None], X, [4, 2], 4, 0.01)),
         ("crossover-grid-past-n", "gptq_vs_rtn", (W, X[None], X, [2, 11], 4, 0.01)),
+        ("crossover-grid-repeated", "gptq_vs_rtn", (W, X[None], X, [0, 2, 2], 4, 0.01)),
+        ("crossover-grid-negative", "gptq_vs_rtn", (W, X[None], X, [-1, 2], 4, 0.01)),
+        ("crossover-no-draws", "gptq_vs_rtn", (W, X[None][:0], X, [0], 4, 0.01)),
+        ("crossover-test-wrong-d-in", "gptq_vs_rtn", (W, X[None], X[:, :5], [0, 2], 4, 0.01)),
+        ("crossover-zero-output", "gptq_vs_rtn", (W, X[None], torch.zeros_like(X), [0, 2], 4, 0.01)),
         ("plan-length-mismatch", "calibration_plan", ([1, 2], [1], 4, 1.0)),
         ("plan-negative-count", "calibration_plan", ([1, -2], [1, 0], 4, 1.0)),
+        ("plan-negative-targeted-count", "calibration_plan", ([1, 2], [0, -1], 4, 1.0)),
+        ("plan-zero-d-in", "calibration_plan", ([1, 2], [0, 1], 0, 1.0)),
+        ("plan-zero-min-tokens", "calibration_plan", ([1, 2], [0, 1], 4, 0.0)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):

@@ -231,6 +231,9 @@ def grade(g: Grading) -> None:
         ids = torch.tensor([[0, 1], [1, 0], [1, 3], [0, 1], [1, 3], [0, 1], [1, 3], [1, 1]],
                            dtype=torch.int64, device=dev)
         check_layout(g.call("moe_align_block_size", ids, 4, 4), ids, 4, 4, ref)
+    with g.case("align-one-expert"):
+        ids = torch.zeros(3, 1, dtype=torch.int64, device=dev)
+        check_layout(g.call("moe_align_block_size", ids, 2, 1), ids, 2, 1, ref)
     with g.case("align-empty-batch"):
         ids = torch.zeros(0, 4, dtype=torch.int32, device=dev)
         check_layout(g.call("moe_align_block_size", ids, 16, 8), ids, 16, 8, ref)
@@ -250,7 +253,7 @@ def grade(g: Grading) -> None:
         (37, 32, 24, 16, 4, 8, torch.float64, False), (5, 16, 8, 6, 1, 4, torch.float64, False),
         (64, 48, 32, 32, 8, 16, torch.float32, False), (23, 32, 16, 8, 2, 4, torch.float64, True),
         (40, 64, 32, 12, 3, 8, torch.bfloat16, False), (1, 16, 16, 64, 6, 16, torch.float64, True),
-        (200, 16, 8, 256, 8, 16, torch.float32, False),
+        (200, 16, 8, 256, 8, 16, torch.float32, False), (9, 8, 4, 5, 2, 1, torch.float64, False),
     ]
     for i, (T, H, I, E, K, M, dt, ep) in enumerate(fwd):
         name = {torch.float64: "f64", torch.float32: "f32", torch.bfloat16: "bf16"}[dt]
@@ -259,7 +262,8 @@ def grade(g: Grading) -> None:
 
     # 3. padding and the loop's costs
     pad = [(1, 256, 8, 16), (8, 256, 8, 16), (64, 256, 8, 64), (256, 256, 8, 128), (1024, 256, 8, 16),
-           (4096, 256, 8, 128), (777, 60, 4, 16), (33, 9, 9, 5), (500, 64, 6, 1), (16384, 384, 8, 64)]
+           (4096, 256, 8, 128), (777, 60, 4, 16), (33, 9, 9, 5), (500, 64, 6, 1), (16384, 384, 8, 64),
+           (5, 1, 1, 4), (40, 4, 2, 16)]
     for B, E, K, M in pad:
         with g.case(f"padding-B{B}-E{E}-k{K}-M{M}"):
             _check_padding(g, ref, B, E, K, M)
@@ -291,21 +295,41 @@ def grade(g: Grading) -> None:
     dup_s[1] = dup_s[0]
     bad_e = e.clone()
     bad_e[0] = 3
+    s_wrap, e_wrap = s.to(torch.int64), e.to(torch.int64)    # int64 entries that wrap to valid int32 ones
+    s_wrap[0] += 2 ** 32
+    e_wrap[0] += 2 ** 32
+    neg_s = s.clone()
+    neg_s[0] = -1
+    e_m2 = e.clone()
+    e_m2[0] = -2
+    w1_odd = torch.cat([w1, w1[:, :1]], 1)
     checks = [
         ("align-id-too-large", "moe_align_block_size", (ids, 4, 2)),
         ("align-negative-id", "moe_align_block_size", (ids - 1, 4, 3)),
         ("align-block-zero", "moe_align_block_size", (ids, 0, 3)),
         ("align-1d-ids", "moe_align_block_size", (ids.reshape(-1), 4, 3)),
         ("align-float-ids", "moe_align_block_size", (ids.double(), 4, 3)),
+        ("align-no-experts", "moe_align_block_size", (ids[:0], 4, 0)),
         ("fused-id-past-sentinel", "fused_moe", (x, w1, w2, tw, bad_s, e, 4)),
         ("fused-slot-twice", "fused_moe", (x, w1, w2, tw, dup_s, e, 4)),
         ("fused-expert-out-of-range", "fused_moe", (x, w1, w2, tw, s, bad_e, 4)),
         ("fused-length-not-blocks", "fused_moe", (x, w1, w2, tw, s[:-1], e, 4)),
         ("fused-w2-shape", "fused_moe", (x, w1, w2.transpose(1, 2), tw, s, e, 4)),
+        ("fused-ids-as-list", "fused_moe", (x, w1, w2, tw, s.tolist(), e, 4)),
+        ("fused-1d-topk-weights", "fused_moe", (x, w1, w2, tw[:, 0], s, e, 4)),
+        ("fused-odd-w1-rows", "fused_moe", (x, w1_odd, w2, tw, s, e, 4)),
+        ("fused-block-zero-empty-layout", "fused_moe", (x, w1, w2, tw, s[:0], e[:0], 0)),
+        ("fused-negative-id", "fused_moe", (x, w1, w2, tw, neg_s, e, 4)),
+        ("fused-expert-minus-two", "fused_moe", (x, w1, w2, tw, s, e_m2, 4)),
+        ("fused-int64-id-past-int32", "fused_moe", (x, w1, w2, tw, s_wrap, e, 4)),
+        ("fused-int64-expert-past-int32", "fused_moe", (x, w1, w2, tw, s, e_wrap, 4)),
         ("padding-topk-above-experts", "padding_cost", (10, 4, 5, 16)),
         ("padding-block-zero", "padding_cost", (10, 8, 2, 0)),
         ("padding-no-tokens", "padding_cost", (0, 8, 2, 16)),
+        ("padding-float-block", "padding_cost", (10, 8, 2, 4.0)),
         ("loop-topk-above-experts", "loop_overheads", (10, 4, 5, 1024, 4, 2, 6)),
+        ("loop-topk-zero", "loop_overheads", (10, 8, 0, 1024, 4, 2, 6)),
+        ("loop-hidden-zero", "loop_overheads", (10, 8, 2, 0, 4, 2, 6)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
