@@ -51,6 +51,11 @@ MLA_RANK_1 = ModelConfig(name="made-up-mla-rank-1", n_layers=4, hidden_size=256,
 # The smallest model the statement allows: one layer, one head of width 1, widths of 1.
 ONE = ModelConfig(name="made-up-one-of-each", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1, head_dim=1,
                   ffn_size=1, vocab_size=1)
+# An odd weight count P (odd LM head, even MLP): P s_w / tp and b (2P + A L) / tp are not whole
+# numbers at tp = 4 in FP8, and its GPU's NVLink figure is odd, so NVLink / 2 is not whole either.
+ODD_P = ModelConfig(name="made-up-odd-weights", n_layers=3, hidden_size=999, n_heads=8, n_kv_heads=2,
+                    head_dim=64, ffn_size=2000, vocab_size=32001)
+ODD_LINK = dataclasses.replace(specs.H100_SXM, name="made-up-odd-link", nvlink_bytes_per_s=2.0**20 + 1.5)
 L8, L70 = specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B
 ODD = dataclasses.replace(specs.H100_SXM, name="made-up-gpu", hbm_bytes_per_s=1.234e12,
                           bf16_dense_flops=0.5e15, fp8_dense_flops=1.5e15, nvlink_bytes_per_s=333e9)
@@ -126,6 +131,7 @@ def grade(g: Grading) -> None:
         ("gpt-fast-llama2-7b-tp8", (LLAMA2_7B, specs.A100_SXM_80GB, 8, 1, 6, B, B, 1.8e-3, 1700 / 2039, 4e-6)),
         ("default-link-b200-tp8", (L70, specs.B200, 8, 64, 4096, B, B, 0.0, 1.0, 0.0)),
         ("int-overhead", (L8, specs.H100_SXM, 1, 8, 512, B, B, 0, 1, 0)),
+        ("odd-weights-odd-link-tp4", (ODD_P, ODD_LINK, 4, 1, 3, F8, F8, 0.0, 1.0, 0.0)),
     ]:
         with g.case(f"step-{name}"):
             _check_step(g.call("step_model", *args), ref.step_model(*args))

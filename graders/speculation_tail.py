@@ -127,6 +127,8 @@ def grade(g: Grading) -> None:
            ("break-even-8b-h200-b32-g3", S_8B, S_8B_DRAFT, 32, 1024, 3),
            ("break-even-8b-h200-b256-g1", S_8B, S_8B_DRAFT, 256, 1024, 1),
            ("break-even-never-b4096-g8", S_SPEC, S_DRAFT, 4096, 512, 8),
+           # step ratio 2.004 at g = 1: R >= g + 1 just, so None (a bound of g + 2 would bisect).
+           ("break-even-none-b4096-c0-g1", S_SPEC, S_DRAFT, 4096, 0, 1),
            ("break-even-free-drafter-b1-g5", S_SPEC, eagle(dataclasses.replace(S_SPEC, t_fixed_s=0.0), 0.0), 1, 0, 5)]
     for name, tgt, drf, b, c, gg in be:
         with g.case(name):
@@ -145,6 +147,21 @@ def grade(g: Grading) -> None:
         return [{k: b[k] for k in ("level", "context_len", "alpha")} for b in tr]
 
     reports = []
+    # Five requests, distinct times per token: the p99 is index (99 * 5) // 100 = 4, the largest.
+    short = [{"level": "s", "context_len": 512, "alpha": [0.15 + 0.8 * rng.random() for _ in range(5)]}]
+    reports.append(("report-five-distinct", short, [[2] * 5]))
+    # Three identical one-request batches of levels a, b, a: all three own the p99, counted per level.
+    tied = [{"level": lvl, "context_len": 300, "alpha": [0.0]} for lvl in ("a", "b", "a")]
+    reports.append(("report-p99-tie-across-levels", tied, [[0], [0], [0]]))
+    # A request slower than its batch's plain step by 5e-10 (relative): within the 1e-9 margin,
+    # so not slowed; its neighbours are clearly slowed (alpha 0) and clearly faster (alpha 0.9).
+    ratio = ref.batch_step_s(S_SPEC, S_DRAFT, 512, [4] * 3) / ref.batch_step_s(S_SPEC, S_DRAFT, 512, [0] * 3)
+    want, lo, hi = ratio / (1 + 5e-10), 0.0, 1.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ref.expected_tokens(mid, 4) < want else (lo, mid)
+    reports.append(("report-slowed-margin", [{"level": "m", "context_len": 512, "alpha": [0.0, hi, 0.9]}],
+                    [[4, 4, 4]]))
     tr = [_batch(rng, "night", 4, 512, 0.7, 5) for _ in range(3)] + \
          [_batch(rng, "day", 128, 512, 0.7, 5) for _ in range(2)] + [_batch(rng, "rush", 1024, 512, 0.7, 5)]
     reports.append(("report-mixed-always-on", tr, [[4] * len(b["alpha"]) for b in tr]))
@@ -216,6 +233,13 @@ def grade(g: Grading) -> None:
         ("report-draft-length-9", "tail_report", (S_SPEC, S_DRAFT, ok_tr, [[1, 9]])),
         ("report-negative-context", "tail_report",
          (S_SPEC, S_DRAFT, [{"level": "x", "context_len": -5, "alpha": [0.5]}], [[1]])),
+        ("break-even-batch-not-int", "break_even_alpha", (S_SPEC, S_DRAFT, 2.5, 512, 4)),
+        ("break-even-context-not-int", "break_even_alpha", (S_SPEC, S_DRAFT, 4, 512.5, 4)),
+        ("report-alpha-not-a-list", "tail_report",
+         (S_SPEC, S_DRAFT, [{"level": "x", "context_len": 128, "alpha": 0.5}], [[1]])),
+        ("report-batch-without-alpha", "tail_report", (S_SPEC, S_DRAFT, [{"level": "x", "context_len": 128}], [[1]])),
+        ("report-empty-level", "tail_report",
+         (S_SPEC, S_DRAFT, [{"level": "", "context_len": 128, "alpha": [0.5]}], [[1]])),
         ("policy-empty-batch", "draft_lengths", (S_SPEC, S_DRAFT, 512, [])),
         ("policy-estimate-negative", "draft_lengths", (S_SPEC, S_DRAFT, 512, [0.5, -0.1])),
     ]
