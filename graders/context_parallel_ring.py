@@ -41,6 +41,7 @@ MQA = ModelConfig(name="mqa-made-up", n_layers=30, hidden_size=6144, n_heads=48,
                   ffn_size=24576, vocab_size=50000)
 ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=1.3e15, fp8_dense_flops=2.6e15,
                               nvlink_bytes_per_s=1.2e12, nic_bytes_per_s=25e9)
+THIRD_GPU = dataclasses.replace(ODD_GPU, name="made-up-third", nvlink_bytes_per_s=1e11 / 3)  # half of it is no int
 
 
 class _State:
@@ -155,7 +156,7 @@ def _solo_case(g: Grading, seed: int, p: int, N: int, hq: int, hkv: int, d: int,
 
 def _shard_cases(g: Grading) -> None:
     for p, N, scheme in ((4, 64, "zigzag"), (4, 64, "contiguous"), (3, 18, "zigzag"), (8, 16, "zigzag"),
-                         (1, 10, "zigzag"), (5, 15, "contiguous")):
+                         (1, 10, "zigzag"), (5, 15, "contiguous"), (1, 1, "contiguous")):
         with g.case(f"shard positions: N={N}, p={p}, {scheme}"):
             for r in range(p):
                 got = g.call("shard_positions", N, p, r, scheme)
@@ -168,7 +169,9 @@ def _ring_cases(g: Grading, state: _State) -> None:
         (4, 64, 2, 2, 16, f64, "zigzag"), (4, 64, 2, 2, 16, f64, "contiguous"), (2, 32, 4, 1, 8, f64, "zigzag"),
         (3, 48, 4, 2, 8, f32, "zigzag"), (8, 128, 2, 1, 8, f64, "zigzag"), (5, 40, 3, 3, 8, bf16, "contiguous"),
         (1, 16, 2, 1, 8, f64, "zigzag"), (6, 72, 6, 3, 4, f32, "contiguous"), (4, 256, 8, 2, 32, bf16, "zigzag"),
-        (3, 6, 2, 2, 4, f64, "zigzag"), (2, 64, 4, 2, 16, torch.float16, "zigzag")]
+        (3, 6, 2, 2, 4, f64, "zigzag"), (2, 64, 4, 2, 16, torch.float16, "zigzag"),
+        # one token per rank and head_dim 1: a rank's own block starts at its only query
+        (3, 3, 2, 1, 1, f64, "contiguous")]
     for k, (p, N, hq, hkv, d, dt, scheme) in enumerate(cases):
         case = f"ring attention p={p} N={N} H_q={hq} H_kv={hkv} d={d} {_dt(dt)} {scheme}"
         with g.case(case):
@@ -198,7 +201,8 @@ def _work_cases(g: Grading, ref) -> None:
 def _calc_cases(g: Grading, ref) -> None:
     L70, L8 = specs.LLAMA_3_1_70B, specs.LLAMA_3_1_8B
     for model, n, p, dt in ((L70, 131072, 8, DType.BF16), (L70, 1 << 20, 16, DType.BF16), (L8, 32768, 4, DType.FP8),
-                            (MHA, 65536, 8, DType.BF16), (MQA, 12288, 3, DType.FP32), (WIDE, 100_000, 5, DType.FP16)):
+                            (MHA, 65536, 8, DType.BF16), (MQA, 12288, 3, DType.FP32), (WIDE, 100_000, 5, DType.FP16),
+                            (L8, 4096, 2, DType.BF16)):
         with g.case(f"traffic: {model.name}, N={n}, p={p}, {dt.value}"):
             out = g.call("cp_traffic", model, n, p, dt)
             want = ref.cp_traffic(model, n, p, dt)
@@ -213,7 +217,8 @@ def _calc_cases(g: Grading, ref) -> None:
               (MHA, specs.A100_SXM_80GB, DType.BF16, "nic", 0.75, "zigzag"),
               (MQA, specs.B200, DType.FP16, "nvlink", 0.4, "zigzag"),
               (WIDE, ODD_GPU, DType.FP8, "nvlink", 1.0, "contiguous"),
-              (WIDE, ODD_GPU, DType.BF16, "nic", 0.3, "zigzag")]
+              (WIDE, ODD_GPU, DType.BF16, "nic", 0.3, "zigzag"),
+              (L8, THIRD_GPU, DType.BF16, "nvlink", 1.0, "contiguous")]
     for model, gpu, dt, link, eff, scheme in combos:
         with g.case(f"overlap threshold: {model.name}, {gpu.name}, {dt.value}, {link}, {eff:g}, {scheme}"):
             out = g.call("overlap_threshold", model, gpu, dt, link, eff, scheme)
@@ -257,11 +262,17 @@ def _input_checks(g: Grading, state: _State) -> None:
                       [(z(4, 4), z(4, 4), z(4, 4), 8, "contiguous")] * p)
     _spmd_input_check(g, state, "ring attention: mixed dtypes", p,
                       [(z(2, 4, 4), z(2, 4, 4, dt=torch.float32), z(2, 4, 4, dt=torch.float32), 8, "zigzag")] * p)
+    _spmd_input_check(g, state, "ring attention: v of another dtype than q and k", p,
+                      [(z(2, 4, 4), z(2, 4, 4), z(2, 4, 4, dt=torch.float32), 8, "zigzag")] * p)
+    _spmd_input_check(g, state, "ring attention: head_dim 0", p,
+                      [(z(2, 4, 0), z(2, 4, 0), z(2, 4, 0), 8, "zigzag")] * p)
     _spmd_input_check(g, state, "ring attention: integer q, k and v", p,
                       [(z(2, 4, 4, dt=torch.int64), z(2, 4, 4, dt=torch.int64), z(2, 4, 4, dt=torch.int64), 8,
                         "zigzag")] * p)
     bad = [("shard positions: zigzag with N not a multiple of 2p", "shard_positions", (12, 4, 0, "zigzag")),
            ("shard positions: n_total = 16.0 (a float)", "shard_positions", (16.0, 4, 0, "zigzag")),
+           ("shard positions: n_total = 0", "shard_positions", (0, 2, 0, "zigzag")),
+           ("shard positions: p = 0", "shard_positions", (8, 0, 0, "contiguous")),
            ("shard positions: rank >= p", "shard_positions", (16, 4, 4, "zigzag")),
            ("shard positions: an unknown scheme", "shard_positions", (16, 4, 0, "striped")),
            ("work: contiguous with N not a multiple of p", "causal_work", (10, 4, "contiguous")),
@@ -270,8 +281,11 @@ def _input_checks(g: Grading, state: _State) -> None:
            ("traffic: an MLA model", "cp_traffic", (specs.DEEPSEEK_V3, 1024, 8, DType.BF16)),
            ("traffic: an MLA model with a 1-wide latent", "cp_traffic",
             (dataclasses.replace(specs.DEEPSEEK_V3, kv_lora_rank=1), 1024, 8, DType.BF16)),
+           ("traffic: n_heads not a multiple of n_kv_heads", "cp_traffic",
+            (dataclasses.replace(specs.LLAMA_3_1_8B, n_heads=30), 1024, 8, DType.BF16)),
            ("traffic: n_tokens = 0", "cp_traffic", (specs.LLAMA_3_1_8B, 0, 8, DType.BF16)),
            ("overlap: an unknown link", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "pcie", 1.0, "zigzag")),
+           ("overlap: an unknown scheme", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "nic", 1.0, "striped")),
            ("overlap: efficiency 0", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "nic", 0.0, "zigzag")),
            ("overlap: efficiency above 1", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.H100_SXM, DType.BF16, "nic", 1.5, "zigzag")),
            ("overlap: FP8 on an A100", "overlap_threshold", (specs.LLAMA_3_1_8B, specs.A100_SXM_80GB, DType.FP8, "nic", 1.0, "zigzag"))]

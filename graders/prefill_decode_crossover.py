@@ -46,6 +46,13 @@ MOE_ALL_ACTIVE = dataclasses.replace(MOE, name="moe-all-experts-active", n_route
 MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=3, hidden_size=64, n_heads=4, n_kv_heads=4,
                          head_dim=7, ffn_size=128, vocab_size=100, q_lora_rank=1, kv_lora_rank=1,
                          qk_nope_head_dim=2, qk_rope_head_dim=1, v_head_dim=3)
+# More edges of the MoE rules: top-1 routing (k = 1) and every layer dense (first_dense_layers =
+# n_layers), both allowed.
+MOE_TOP_1 = dataclasses.replace(MOE, name="moe-top-1", experts_per_token=1)
+MOE_ALL_DENSE = dataclasses.replace(MOE, name="moe-every-layer-dense", first_dense_layers=24)
+# Bandwidth so rich that a one-token prompt is already compute-bound (about 100x): crossover 1.
+BANDWIDTH_RICH = dataclasses.replace(specs.H100_SXM, name="bandwidth-rich", bf16_dense_flops=1e13,
+                                     fp8_dense_flops=2e13, hbm_bytes_per_s=1e15)
 MODELS = [specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
           TIED, MQA_WIDE, MOE, MLA, MLA_RQ0, HEAD_DIM_1, MOE_ALL_ACTIVE, MLA_RANK_1]
 
@@ -94,6 +101,16 @@ def _slug(s: str) -> str:
 
 def grade(g: Grading) -> None:
     ref = g.reference()
+    with g.case("crossover-compute-bound-from-one-token"):
+        _exact(g.call("prefill_crossover_tokens", specs.LLAMA_3_1_8B, BANDWIDTH_RICH, DType.BF16),
+               ref.prefill_crossover_tokens(specs.LLAMA_3_1_8B, BANDWIDTH_RICH, DType.BF16), "crossover")
+    for m in (MOE_TOP_1, MOE_ALL_DENSE):
+        with g.case(f"crossover-{_slug(m.name)}"):
+            _exact(g.call("prefill_crossover_tokens", m, specs.H100_SXM, DType.BF16),
+                   ref.prefill_crossover_tokens(m, specs.H100_SXM, DType.BF16), "crossover")
+        with g.case(f"ttft-{_slug(m.name)}-P1000"):
+            _check_ttft(g.call("ttft", m, specs.H100_SXM, DType.BF16, 1000),
+                        ref.ttft(m, specs.H100_SXM, DType.BF16, 1000), False)
     for m in MODELS:
         for gpu in GPUS:
             for dt in _dtypes(gpu):
@@ -140,7 +157,9 @@ def grade(g: Grading) -> None:
     bad_models = [("heads-not-multiple", dataclasses.replace(m, n_kv_heads=3)),
                   ("zero-kv-heads", dataclasses.replace(m, n_kv_heads=0)),
                   ("top-k-above-experts", dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)),
-                  ("dense-layers-above-layers", dataclasses.replace(MOE, first_dense_layers=25))]
+                  ("dense-layers-above-layers", dataclasses.replace(MOE, first_dense_layers=25)),
+                  ("top-k-zero", dataclasses.replace(MOE, experts_per_token=0)),
+                  ("one-expert-top-k-two", dataclasses.replace(MOE, n_routed_experts=1, experts_per_token=2))]
     bad_models += [(f"zero-{f}", dataclasses.replace(m, **{f: 0}))
                    for f in ("n_layers", "hidden_size", "n_heads", "vocab_size", "head_dim")]
     for name, bad in bad_models:
