@@ -49,6 +49,10 @@ HEADS12 = ModelConfig(name="made-up-12-heads", n_layers=28, hidden_size=1536, n_
 ONES = ModelConfig(name="made-up-ones", n_layers=1, hidden_size=64, n_heads=1, n_kv_heads=1, head_dim=1,
                    ffn_size=128, vocab_size=1000)
 MLA_RANK1 = dataclasses.replace(MLA, name="made-up-mla-ranks-1", q_lora_rank=1, kv_lora_rank=1)
+# tiny, tied, with an odd parameter count (124,605): one parameter is 8e-6 of the weights, and INT4
+# weights are a half byte off a whole number (weights / tp, not a floor)
+TINY_TIED = ModelConfig(name="made-up-tiny-tied", n_layers=3, hidden_size=65, n_heads=1, n_kv_heads=1, head_dim=3,
+                        ffn_size=97, vocab_size=1001, tied_embeddings=True)
 MODELS = [L70, L8, GQA4, MHA, MQA_WIDE, MLA, MLA_RQ0, MLA_V, MLA_V_RQ0, ONES, MLA_RANK1]
 PLAN_KEYS_INT = ("cp", "kv_heads_per_gpu")
 PLAN_KEYS_FLOAT = ("weights_per_gpu", "kv_per_gpu", "need", "budget")
@@ -110,6 +114,9 @@ def _boundary_cases(ref, rng: random.Random) -> list:
 
 PLANS = [
     # (name, model, gpu, n_gpus, tp, context, weight dtype, kv dtype, util, reserve)
+    ("tiny-tied-int4", TINY_TIED, H100, 1, 1, 1000, INT4, BF16, 0.9, 0.0),
+    # MLA with q_lora_rank 1: its norm of length r_q = 1 per layer is counted (30 parameters, 9e-9)
+    ("mla-ranks-1-int4", MLA_RANK1, H100, 8, 8, M20, INT4, BF16, 0.9, 4e9),
     ("llama-70b-8xh100", L70, H100, 8, 8, M20, BF16, BF16, 0.9, 4e9),
     ("llama-70b-8xh100-1e6", L70, H100, 8, 8, 10**6, BF16, BF16, 0.9, 4e9),
     ("llama-70b-kv4-trap", dataclasses.replace(L70, n_kv_heads=4), H100, 8, 8, M20, BF16, BF16, 0.9, 4e9),
@@ -172,6 +179,8 @@ BREAKS = [
     ("llama-8b-one-h200-bf16-weights-fp8-kv", L8, H200, 1, 1, 400_000, BF16, FP8, 0.9, 4e9),
     ("llama-70b-one-token", L70, H100, 8, 8, 1, BF16, BF16, 0.9, 4e9),
     ("llama-8b-2xh100", L8, H100, 2, 2, 10**6, BF16, BF16, 0.9, 2e9),
+    # TP 1: MQA's one KV head fits 2M tokens on one GPU; two KV heads would not (FP8 would be needed)
+    ("llama-8b-one-h100-2m", L8, H100, 1, 1, 2 * M20, BF16, BF16, 0.9, 2e9),
     # n_heads x head_dim = 16384 != hidden_size: MHA has 64 KV heads, not hidden_size // head_dim
     ("llama-70b-head-dim-256", dataclasses.replace(L70, head_dim=256), H100, 8, 8, 2**18, BF16, BF16,
      0.9, 4e9),

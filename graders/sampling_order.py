@@ -193,6 +193,11 @@ def grade(g: Grading) -> None:
         for k in (0, -1, -7, 5, 9, 2**40):
             check_probs(x[:1], f"top_k={k}", temperature=1.0, top_k=k, top_p=1.0)
         check_probs(x, "per-row", temperature=1.0, top_k=torch.tensor([0, -1, 5, 6, 2, 1]), top_p=1.0)
+        # any integer: a Python int past int64 is still off, and an int64 tensor is used as int64
+        for k in (2**70, -(2**70)):
+            check_probs(x[:1], "top_k=2**70" if k > 0 else "top_k=-2**70", temperature=1.0, top_k=k, top_p=1.0)
+        check_probs(x[:3], "int64 past int32", temperature=1.0, top_p=1.0,
+                    top_k=torch.tensor([2**32 + 1, -(2**32) + 2, 2**40 + 3], dtype=torch.int64))
 
     # -- top-p: ties, tiny values (I2), and top_p = 1 -----------------------------------------------
     with g.case("top-p-keeps-tied-tokens-together"):
@@ -411,6 +416,12 @@ def grade(g: Grading) -> None:
                  f"too close to {m // 2} (sum of squared deviations {s}, expected about {calls * m // 4}; "
                  f"independent draws give <= {DISPERSION_MIN} with probability < 1e-9): rows are not drawn "
                  f"independently")
+    with g.case("sample-one-row"):
+        row = torch.tensor([[0.5, 2.0, -1.0, 2.0]])
+        check_draws(row, [([0], torch.tensor([0, 1.0, 0, 0], dtype=torch.float64))], temperature=0.0, top_k=0,
+                    top_p=1.0)
+        check_draws(row, [([0], torch.tensor([0, 0.5, 0, 0.5], dtype=torch.float64))], temperature=1.0, top_k=2,
+                    top_p=1.0)
     with g.case("sample-empty-batch"):
         ids = g.call("sample", torch.zeros(0, 5, device=dev), 1.0, 0, 1.0)
         expect_tensor(ids, torch.zeros(0, dtype=torch.int64, device=dev), name="ids")
@@ -453,9 +464,15 @@ def grade(g: Grading) -> None:
     with g.case("rejects-row-without-a-finite-logit", group=INPUT_CHECKS):
         bad(logits=torch.tensor([[1.0, 2.0, 0.0], [-INF, -INF, -INF]], device=dev))
         bad(logits=torch.zeros(2, 0, device=dev))
+        g.raises("ValueError", "sampling_probs", torch.full((1, 3), -INF, device=dev), **ok)   # B = 1
+        g.raises("ValueError", "sampling_probs", torch.zeros(1, 0, device=dev), **ok)
     with g.case("rejects-logits-that-are-not-2d", group=INPUT_CHECKS):
         bad(logits=torch.zeros(3, device=dev))
         bad(logits=torch.zeros(1, 2, 3, device=dev))
+        bad(logits=[[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])                # a list is not a tensor
+    with g.case("rejects-logits-of-a-non-floating-dtype", group=INPUT_CHECKS):
+        bad(logits=torch.tensor([[1, 2, 3], [0, 0, 1]], device=dev))
+        bad(logits=torch.tensor([[1, 2, 3], [0, 0, 1]], dtype=torch.int32, device=dev))
     with g.case("rejects-per-row-knob-of-wrong-length", group=INPUT_CHECKS):
         bad(temperature=torch.ones(3))
         bad(top_k=torch.ones(1, dtype=torch.int64))
