@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
+
 from inferprep.grading import INPUT_CHECKS, Grading, expect_close, expect_equal, fail
 
 RTOL = 1e-9
@@ -100,7 +102,18 @@ def grade(g: Grading) -> None:
                {"cls": "chat", "q": [0.75, 0.25, 0.25, 0.5, 0.5, 0.25], "m": [1, 0, 0, 1, 1, 0]}]
     sims = [("sim-example-fixed-3", example, {"kind": "fixed", "g": 3}, 0.25, 1, 256, 10),
             ("sim-example-fixed-3-batch-2", example, {"kind": "fixed", "g": 3}, 0.25, 2, 4, 10),
-            ("sim-example-confidence", example, {"kind": "confidence"}, 0.25, 1, 256, 10)]
+            ("sim-example-confidence", example, {"kind": "confidence"}, 0.25, 1, 256, 10),
+            # a knee below one token (any finite number > 0 is allowed): every step is past it
+            ("sim-example-knee-below-one", example, {"kind": "fixed", "g": 2}, 0.25, 2, 0.5, 10)]
+    # qbar is a float64 sum in trace order: here that sum rounds up (0.65000000000000013) while
+    # summing the requests, or each request's q, in reverse rounds to 0.65; c sits exactly on the
+    # trace-order mean, so only the stated order drafts at P = 1.
+    sq = [{"cls": "chat", "q": [0.8, 0.65, 0.35], "m": [1, 1, 0]}, {"cls": "chat", "q": [0.8], "m": [1]},
+          {"cls": "code", "q": [0.5, 0.5, 0.5], "m": [1, 1, 1]}]
+    c_sq = 0.0
+    for x in [0.8, 0.65, 0.35, 0.8]:
+        c_sq += x
+    sims.append(("sim-confidence-mean-in-trace-order", sq, {"kind": "confidence"}, c_sq / 4, 1, 256, 10))
     for i in range(4):
         tr = _trace(rng, rng.randint(4, 9), (1, 40), STORY)
         sims.append((f"sim-story-{i}-fixed", tr, {"kind": "fixed", "g": rng.randint(1, 10)},
@@ -155,6 +168,8 @@ def grade(g: Grading) -> None:
     studies += [("study-fixed-tie-a", _tie_trace(TIE_A), 0.25, 1, 256, 6),
                 ("study-fixed-tie-b", _tie_trace(TIE_B), 0.5, 2, 256, 6),
                 ("study-free-drafter-ties", _trace(rng, 5, (5, 20), STORY), 0, 1, 256, 10)]
+    # a knee that is not an int (and below one token): knee_tokens is any finite number > 0
+    studies += [("study-knee-not-an-int", _trace(rng, 5, (3, 12), STORY), 0.125, 3, 0.75, 4)]
     for name, tr, c, B, K, gmax in studies:
         with g.case(name):
             _check_study(g.call("study", tr, c, batch=B, knee_tokens=K, gmax=gmax),
@@ -169,6 +184,9 @@ def grade(g: Grading) -> None:
     with g.case("sim-default-knee-batch-32"):
         _check_sim(g.call("simulate", tr, {"kind": "fixed", "g": 10}, 0.01, batch=32),
                    ref.simulate(tr, {"kind": "fixed", "g": 10}, 0.01, batch=32))
+    tr = _trace(rng, 5, (3, 15), THREE)
+    with g.case("study-defaults"):
+        _check_study(g.call("study", tr, 0.1), ref.study(tr, 0.1))
     tr = _trace(rng, 60, (40, 80), STORY)       # 48 slots: the confidence policy's steps bind
     with g.case("study-default-knee-batch-48"):
         _check_study(g.call("study", tr, 0.001, batch=48), ref.study(tr, 0.001, batch=48))
@@ -186,6 +204,7 @@ def grade(g: Grading) -> None:
         ("missing-class", [{"q": [0.5], "m": [1]}]),
         ("empty-class-name", [{"cls": "", "q": [0.5, 0.9], "m": [1, 0]}]),
         ("match-flag-float", [{"cls": "code", "q": [0.5, 0.9], "m": [1.0, 0]}]),
+        ("confidences-not-a-list", [{"cls": "code", "q": np.array([0.5, 0.9]), "m": [1, 0]}]),
     ]
     checks = [(f"simulate-{n}", "simulate", (t, fixed, 0.1), {}) for n, t in bad_traces]
     checks += [(f"study-{n}", "study", (t, 0.1), {}) for n, t in bad_traces[:2]]
@@ -195,7 +214,11 @@ def grade(g: Grading) -> None:
         ("simulate-batch-0", "simulate", (ok, fixed, 0.1), {"batch": 0}),
         ("simulate-knee-0", "simulate", (ok, fixed, 0.1), {"knee_tokens": 0}),
         ("simulate-negative-gmax", "simulate", (ok, fixed, 0.1), {"gmax": -1}),
+        ("simulate-confidence-negative-gmax", "simulate", (ok, {"kind": "confidence"}, 0.1), {"gmax": -1}),
         ("simulate-unknown-policy", "simulate", (ok, {"kind": "adaptive"}, 0.1), {}),
+        ("simulate-unknown-policy-with-g", "simulate", (ok, {"kind": "adaptive", "g": 2}, 0.1), {}),
+        ("simulate-confidence-policy-with-g", "simulate", (ok, {"kind": "confidence", "g": 2}, 0.1), {}),
+        ("simulate-fixed-policy-extra-key", "simulate", (ok, {"kind": "fixed", "g": 2, "gmax": 4}, 0.1), {}),
         ("simulate-fixed-g-above-gmax", "simulate", (ok, {"kind": "fixed", "g": 11}, 0.1), {}),
         ("simulate-fixed-g-negative", "simulate", (ok, {"kind": "fixed", "g": -1}, 0.1), {}),
         ("simulate-per-class-missing-class", "simulate",

@@ -40,8 +40,17 @@ MLA_WIDE_V = dataclasses.replace(DEEPSEEK_V3, name="made-up-mla-wide-v", n_layer
                                  n_shared_experts=1, experts_per_token=4, moe_ffn_size=1024, first_dense_layers=2,
                                  q_lora_rank=768, kv_lora_rank=256, qk_nope_head_dim=96, qk_rope_head_dim=32,
                                  v_head_dim=192, head_dim=128)
+# The smallest ranks and expert count that still switch a branch on: MLA with kv_lora_rank = q_lora_rank = 1
+# and MoE layers with a single routed expert (plus one shared), so a "> 1" in place of "> 0" shows.
+MLA_RANKS_1 = dataclasses.replace(MLA_WIDE_V, name="made-up-mla-ranks-1-one-expert", q_lora_rank=1, kv_lora_rank=1,
+                                  n_routed_experts=1, experts_per_token=1, n_shared_experts=1)
 MODELS = [LLAMA_3_1_8B, LLAMA_3_1_70B, MIXTRAL_8X7B, DEEPSEEK_V3, TIED_SMALL, MLA_NO_QLORA, MOE_NO_SHARED, MQA,
-          MLA_WIDE_V]
+          MLA_WIDE_V, MLA_RANKS_1]
+# A toy model (832 weights, 16 B of BF16 KV per token) on a toy GPU (1000 B/s): a claim below one token/s, and
+# BW / N = 1333.33 B, whose fraction matters at this scale.
+TOY = ModelConfig(name="made-up-toy", n_layers=1, hidden_size=8, n_heads=2, n_kv_heads=1, head_dim=4, ffn_size=16,
+                  vocab_size=32, max_context=4096)
+TOY_GPU = dataclasses.replace(H100_SXM, name="made-up-toy-gpu", hbm_bytes_per_s=1000.0, hbm_bytes=10**6)
 # A made-up model whose active parameter count is exactly 2**29 (16 layers of 2**24: attention 2**22 with
 # d = 1024, 8 heads of 128, 8 KV heads, plus an MLP of 3 * 1024 * 4096; LM head 1024 * 262144 = 2**28) and
 # whose BF16 KV is 2**16 bytes per token: with power-of-two claims and bandwidths every quantity below is
@@ -113,6 +122,7 @@ def grade(g: Grading) -> None:
         # but over 80e9 bytes read as 74.5 (GiB); 8 sequences need 83.7 GB, over 80e9 but under 80 GiB.
         ("batch-fits-80-gb", (LLAMA_3_1_8B, H100_SXM, 260.0, 77824, B, B, 1, 1, 1.0)),
         ("batch-over-80-gb", (LLAMA_3_1_8B, H100_SXM, 316.0, 65536, B, B, 1, 1, 1.0)),
+        ("toy-under-one-token-per-s", (TOY, TOY_GPU, 0.75, 16, B, B, 1, 2, 1.2)),
     ]
     for name, args in claims:
         if not _clear(ref, args):
@@ -138,7 +148,14 @@ def grade(g: Grading) -> None:
         raise RuntimeError("BINARY_MODEL is not the power-of-two model it should be")
     at_peak = dataclasses.replace(H100_SXM, name="made-up-exactly-at-peak", hbm_bytes_per_s=float(17 * 2**36))
     int4_edge = dataclasses.replace(H100_SXM, name="made-up-int4-edge", hbm_bytes_per_s=float(3 * 2**38))
-    for name, args in [("fraction-exactly-1-is-physical", (BINARY_MODEL, at_peak, 2048.0, 1024, F8, F8, 1, 1, 1.0)),
+    # - BF16 weights and 1024 tokens of BF16 KV (2**26 B) at 2048 tok/s: on 2**37 B/s, N K = BW exactly, so no
+    #   batch reaches the claim (min_batch 0, no division by BW - N K = 0); on 2**38 B/s min_batch is exactly 16
+    #   and W + 16 K = 2**31 B, exactly the HBM of a 2**31-byte GPU, so the batch fits (<=).
+    kv_edge = dataclasses.replace(H100_SXM, name="made-up-kv-edge", hbm_bytes_per_s=float(2**37))
+    mem_edge = dataclasses.replace(H100_SXM, name="made-up-memory-edge", hbm_bytes_per_s=float(2**38), hbm_bytes=2**31)
+    for name, args in [("kv-alone-uses-all-bandwidth", (BINARY_MODEL, kv_edge, 2048.0, 1024, B, B, 1, 32, 20.0)),
+                       ("batch-fills-memory-exactly", (BINARY_MODEL, mem_edge, 2048.0, 1024, B, B, 1, 1, 1.0)),
+                       ("fraction-exactly-1-is-physical", (BINARY_MODEL, at_peak, 2048.0, 1024, F8, F8, 1, 1, 1.0)),
                        ("int4-exactly-enough", (BINARY_MODEL, int4_edge, 2048.0, 2048, B, B, 1, 1, 1.5))]:
         with g.case(f"claim-{name}"):
             _check(g.call("check_claim", *args), ref.check_claim(*args))

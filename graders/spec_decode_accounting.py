@@ -99,7 +99,9 @@ def _trace_cases(rng: random.Random) -> list:
              ("block-size-1", (5, 5, 1, 1, 100, [(3, 1), (3, 3), (0, 0)])),
              ("spare-blocks-held", (10, 9, 4, 0, 256, [(2, 1), (2, 2)])),
              ("empty-trace", (50, 4, 16, 0, 1024, [])),
-             ("float-kv-bytes", (12, 1, 16, 2, 1.5e5, [(2, 0), (2, 1)]))]
+             ("float-kv-bytes", (12, 1, 16, 2, 1.5e5, [(2, 0), (2, 1)])),
+             # the smallest valid counter (1 computed token) and a 1-byte KV entry (any > 0)
+             ("one-computed-token-one-byte", (1, 1, 4, 1, 1, [(3, 1), (2, 2), (0, 0)]))]
     for i in range(3):
         n = rng.randint(20, 60)
         steps = []
@@ -151,6 +153,10 @@ def _losing_cases() -> list:
     cases.append(("fp8-tp4-c1024-g3", (FP8_T, eagle(FP8_T), 1024, 3, 0.7, 900_000)))
     cases.append(("made-up-gpu-c300-g5", (ODD_T, eagle(ODD_T, 0.0003), 300, 5, 0.75, 2_000_000)))
     cases.append(("toy-exact-tie", (TOY_T, TOY_D, 0, 1, 0.5, 100)))
+    cases.append(("empty-pool", (S_SPEC, S_EAGLE, 512, 4, 0.8, 0)))
+    # the pool holds 213 sequences of 517 slots (the last 516 spare); the first loss, 214, is
+    # one past it, so nothing that fits loses
+    cases.append(("first-loss-one-past-the-pool", (S_SPEC, S_EAGLE, 512, 4, 0.8, 213 * 517 + 516)))
     # FP8 KV, BF16 weights (speedup >= 3e-4 away from 1 up to the losing batch); with KV bytes
     # from the weights' dtype they lose at 148, 220, 191, 120 and 47 instead.
     for c, gl, a in ((4096, 6, 0.6), (6144, 4, 0.5), (8192, 8, 0.6)):
