@@ -44,7 +44,19 @@ SINGLE = dataclasses.replace(TOY, name="moe-single-expert", n_routed_experts=1, 
                              n_expert_groups=1, topk_expert_groups=1)
 # groups of 2 experts, fewer than k = 3: the 3 kept groups hold the k experts between them
 PAIRS = dataclasses.replace(TOY, name="moe-toy-pairs", n_expert_groups=8, topk_expert_groups=3)
-PAYLOAD_MODELS = [DS3, specs.KIMI_K2, specs.MIXTRAL_8X7B, SMALL, WIDE, ODD_D, TOY, SINGLE]
+# Edges of the payload rules: width 1 (BF16 only), every layer dense (no MoE layer), a width of
+# 128 x 128 (128 scales: d // 128 and d // 127 differ from here on).
+WIDTH_1 = dataclasses.replace(TOY, name="moe-width-1", hidden_size=1)
+ALL_DENSE = dataclasses.replace(TOY, name="moe-all-layers-dense", first_dense_layers=6)
+WIDTH_16K = dataclasses.replace(TOY, name="moe-width-16384", hidden_size=16384)
+# Edges of the group limit: two groups keeping one (G = 2, T = 1), every group kept (T = G), and
+# k filling the kept groups exactly (k = T E / G).
+TWO_GROUPS = dataclasses.replace(TOY, name="moe-toy-two-groups-keep-one", n_expert_groups=2, topk_expert_groups=1)
+ALL_GROUPS = dataclasses.replace(TOY, name="moe-toy-keep-every-group", topk_expert_groups=4)
+K_FILLS = dataclasses.replace(TOY, name="moe-toy-k-fills-kept-groups", n_expert_groups=8, topk_expert_groups=2,
+                              experts_per_token=4)
+PAYLOAD_MODELS = [DS3, specs.KIMI_K2, specs.MIXTRAL_8X7B, SMALL, WIDE, ODD_D, TOY, SINGLE, WIDTH_1, ALL_DENSE,
+                  WIDTH_16K]
 
 
 def _slug(s: str) -> str:
@@ -134,6 +146,10 @@ def _grade_routing(g: Grading, ref) -> None:
         ("route-deepseek-v3-coarse-ties", DS3, _dyadic_scores(13, 32, 256, levels=4)),
         ("route-small-float", SMALL, _float_scores(14, 40, 64)),
         ("route-small-dyadic", SMALL, _dyadic_scores(15, 40, 64, levels=8)),
+        ("route-single-expert", SINGLE, [[0.5], [-1.0]]),
+        ("route-two-groups-keep-one", TWO_GROUPS, _dyadic_scores(32, 20, 16, levels=4)),
+        ("route-keep-every-group", ALL_GROUPS, _dyadic_scores(33, 20, 16, levels=4)),
+        ("route-k-fills-kept-groups", K_FILLS, _dyadic_scores(34, 20, 16, levels=4)),
         ("route-toy-hand-made", TOY, TOY_ROWS),
         ("route-toy-dyadic", TOY, _dyadic_scores(16, 60, 16, levels=4)),
         ("route-toy-groups-smaller-than-k", PAIRS, _dyadic_scores(31, 30, 16, levels=4)),
@@ -189,6 +205,8 @@ def _grade_links(g: Grading, ref) -> None:
     cases.append(("links-small-16-gpus-4-per-node", SMALL, ids, src, 16, 4, "fp8_block128"))
     ids, src = _trace(29, WIDE, 40, 32, False, ref)
     cases.append(("links-wide-32-gpus-2-per-node", WIDE, ids, src, 32, 2, "bf16"))
+    ids, src = _trace(35, DS3, 16, 4, True, ref)
+    cases.append(("links-one-gpu-per-node", DS3, ids, src, 4, 1, "fp8_block128"))
     ids, src = _trace(30, specs.KIMI_K2, 40, 96, False, ref)
     cases.append(("links-kimi-k2-ep96", specs.KIMI_K2, ids, src, 96, 8, "fp8_block128"))
     for name, m, ids, src, n_gpus, gpn, fmt in cases:
@@ -217,6 +235,11 @@ def grade(g: Grading) -> None:
          (dataclasses.replace(TOY, topk_expert_groups=1, experts_per_token=5), [[0.0] * 16], True)),
         ("route-groups-of-one-expert", "route_experts",
          (dataclasses.replace(TOY, n_expert_groups=16, topk_expert_groups=4), [[0.0] * 16], True)),
+        ("payload-zero-experts-per-token", "payload_bytes",
+         (dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=0), "bf16", False)),
+        ("payload-more-dense-layers-than-layers", "payload_bytes",
+         (dataclasses.replace(TOY, first_dense_layers=7), "bf16", False)),
+        ("links-gpus-not-an-int", "link_traffic", (DS3, [row], [0], 16.0, 8, "per_expert")),
         ("links-zero-gpus-per-node", "link_traffic", (DS3, [row], [0], 16, 0, "node_dedup")),
         ("links-zero-gpus", "link_traffic", (DS3, [row], [0], 0, 8, "per_expert")),
         ("links-duplicate-expert", "link_traffic", (DS3, [[0, 0, 1, 2, 3, 4, 5, 6]], [0], 16, 8, "per_expert")),
