@@ -285,11 +285,14 @@ def _cost_model(g: Grading) -> None:
                          rtol=1e-9, atol=1e-6, name="crossover_bytes")
     with g.case("crossover p=8, alpha=5 us, 100 GB/s"):
         expect_close(g.call("crossover_bytes", 8, 5e-6, 100e9), 16e6, rtol=1e-9, name="crossover_bytes")
-    with g.case("boundaries: alpha = 0 and n = 0 are valid"):
+    with g.case("boundaries: alpha = 0, n = 0 and bw < 1 are valid"):
         ref = g.reference()
         for fn, args in (("ring_allreduce_time", (1e6, 8, 0.0, 1e9)), ("tree_allreduce_time", (1e6, 8, 0.0, 1e9)),
                          ("ring_allreduce_time", (0.0, 8, 1e-6, 1e9)), ("tree_allreduce_time", (0, 8, 1e-6, 1e9)),
-                         ("crossover_bytes", (8, 0.0, 1e9))):
+                         ("crossover_bytes", (8, 0.0, 1e9)),
+                         # any bw > 0 is valid, below 1 byte/s too
+                         ("ring_allreduce_time", (1e3, 4, 1e-6, 0.5)), ("tree_allreduce_time", (1e3, 4, 1e-6, 0.5)),
+                         ("crossover_bytes", (4, 1e-6, 0.5))):
             expect_close(g.call(fn, *args), getattr(ref, fn)(*args), rtol=1e-9, atol=0.0, name=f"{fn}{args}")
     with g.case("one rank exchanges nothing: both models give 0 s at p=1"):
         for fn in ("ring_allreduce_time", "tree_allreduce_time"):
