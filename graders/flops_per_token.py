@@ -42,6 +42,18 @@ ALL_DENSE_MOE = ModelConfig(name="moe-all-dense", n_layers=3, hidden_size=256, n
                             first_dense_layers=3)
 
 
+# The allowed edges: head_dim 1; one routed expert chosen by top-1 (next to a shared one and a
+# dense first layer); MLA with latent and query ranks of 1 and head_dim (7) unlike n + p (3).
+HEAD_DIM_1 = ModelConfig(name="head-dim-1", n_layers=2, hidden_size=8, n_heads=4, n_kv_heads=2, head_dim=1,
+                         ffn_size=16, vocab_size=10)
+ONE_EXPERT = ModelConfig(name="moe-one-expert", n_layers=3, hidden_size=32, n_heads=4, n_kv_heads=2,
+                         head_dim=8, ffn_size=64, vocab_size=100, n_routed_experts=1, n_shared_experts=1,
+                         experts_per_token=1, moe_ffn_size=24, first_dense_layers=1)
+MLA_RANK_1 = ModelConfig(name="mla-rank-1", n_layers=3, hidden_size=64, n_heads=4, n_kv_heads=4, head_dim=7,
+                         ffn_size=128, vocab_size=100, q_lora_rank=1, kv_lora_rank=1, qk_nope_head_dim=2,
+                         qk_rope_head_dim=1, v_head_dim=3)
+
+
 def _random_model(seed: int) -> ModelConfig:
     g = torch.Generator().manual_seed(1000 + seed)
 
@@ -66,7 +78,8 @@ def _random_model(seed: int) -> ModelConfig:
 
 def _models() -> list[ModelConfig]:
     return ([specs.LLAMA_3_1_8B, specs.LLAMA_3_1_70B, specs.MIXTRAL_8X7B, specs.DEEPSEEK_V3,
-             TIED_1B, MHA, MQA_WIDE_HEADS, MOE_SHARED, MLA_NO_QLORA, MLA_DENSE, ALL_DENSE_MOE]
+             TIED_1B, MHA, MQA_WIDE_HEADS, MOE_SHARED, MLA_NO_QLORA, MLA_DENSE, ALL_DENSE_MOE,
+             HEAD_DIM_1, ONE_EXPERT, MLA_RANK_1]
             + [_random_model(s) for s in range(8)])
 
 
@@ -129,6 +142,7 @@ def grade(g: Grading) -> None:
         ("zero-layers", dataclasses.replace(specs.LLAMA_3_1_8B, n_layers=0)),
         ("top-k-above-experts", dataclasses.replace(specs.MIXTRAL_8X7B, experts_per_token=9)),
         ("top-k-zero", dataclasses.replace(MOE_SHARED, experts_per_token=0)),
+        ("top-2-of-one-expert", dataclasses.replace(ONE_EXPERT, experts_per_token=2)),
         ("dense-layers-above-layers", dataclasses.replace(specs.DEEPSEEK_V3, first_dense_layers=62)),
         ("dense-layers-negative", dataclasses.replace(MOE_SHARED, first_dense_layers=-1)),
     ]
