@@ -165,6 +165,11 @@ def grade(g: Grading) -> None:
         _check_budget(g.call("batch_kv_budget", S_SPEC, 0.02, (4096,) * 8, 8192, s_pool),
                       ref.batch_kv_budget(S_SPEC, 0.02, [4096] * 8, 8192, s_pool))
 
+    # a pool of one token: one interactive sequence at context 0 fills it
+    with g.case("budget-pool-of-one"):
+        _check_budget(g.call("batch_kv_budget", S_SPEC, 0.030, [0], 10, 1),
+                      ref.batch_kv_budget(S_SPEC, 0.030, [0], 10, 1))
+
     # 3. Admission reserves final KV.
     adm = []
     for j in range(6):
@@ -181,6 +186,8 @@ def grade(g: Grading) -> None:
     adm.append(("admit-current-fits-final-does-not", 400_000, [(8000, 10, 2000)] * 40, 8000, 2000))
     adm.append(("admit-nothing-running-tie", 10_000, [], 8000, 2000))
     adm.append(("admit-nothing-running-over", 9_999, [], 8000, 2000))
+    adm.append(("admit-zero-budget", 0, [], 1, 1))
+    adm.append(("admit-one-token-entries-tie", 6, [(1, 0, 1), (1, 1, 1)], 1, 1))
     adm.append(("admit-lists-not-tuples", 10**6, [[100, 5, 50], [200, 50, 50]], 10, 10))
     rng.shuffle(adm)
     for name, budget, running, p, mx in adm:
@@ -203,6 +210,11 @@ def grade(g: Grading) -> None:
     guard.append(("guard-engine-slot-tie-short", S_SPEC, 0.030, [4096] * 8, [100, 100], 10))
     guard.append(("guard-engine-zero-context-victims", S_SPEC, 0.030, [4096] * 8,
                   [2048] * 5 + [0] * 3, 14))
+    # one interactive sequence, free slots exactly its need (a one-row step)
+    guard.append(("guard-one-interactive-exact-slots", S_SPEC, 0.030, [100], [], 1))
+    # a victim frees its own context: the engine's first victim (index 2) frees 0, so it preempts 1
+    # too; the policy removes 1 (the largest) and its 50 tokens are enough
+    guard.append(("guard-victims-free-their-own-context", S_SPEC, 10.0, [10], [0, 50, 0], 2))
     guard.append(("guard-policy-zero-context-slots", S_SPEC, 0.030, [4096] * 8, [0] * 6, 10))
     for i, (name, sm) in enumerate(MODELS.items()):
         r = random.Random(3000 + i)
@@ -249,6 +261,9 @@ def grade(g: Grading) -> None:
         ("admit-short-entry", "admit_batch_request", (10**6, [(100, 50)], 10, 10)),
         ("admit-negative-generated", "admit_batch_request", (10**6, [(100, -1, 50)], 10, 10)),
         ("admit-running-not-a-list", "admit_batch_request", (10**6, 5, 10, 10)),
+        ("admit-running-zero-prompt", "admit_batch_request", (10**6, [(0, 0, 5)], 10, 10)),
+        ("admit-running-zero-max-tokens", "admit_batch_request", (10**6, [(5, 0, 0)], 10, 10)),
+        ("kv-cost-not-a-step-model", "kv_cost_per_token_s", ("h100",)),
         ("guard-target-nan", "tpot_guard", (sm, math.nan, [10], [10], 100)),
         ("guard-empty-interactive", "tpot_guard", (sm, 0.02, [], [10], 100)),
         ("guard-negative-batch-context", "tpot_guard", (sm, 0.02, [10], [10, -3], 100)),
