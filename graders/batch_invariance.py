@@ -205,6 +205,12 @@ def grade(g: Grading) -> None:
         with g.case(f"linear-values-{mode}"):
             x = acts(24, H, g.rng(40 + i), massive=(mode.endswith("tensor")), zero_row=5)
             _check_linear(g.call("quantized_linear", x.to(dev), w.to(dev), mode), _expected_linear(ref, x, w, mode))
+    with g.case("linear-values-more-tokens-than-features"):      # T > H: one output row per token
+        x = torch.tensor([[1.0, -2.0, 0.5, 0.25], [127.0, 3.0, -1.0, 2.5], [0.0, 0.0, 0.0, 0.0],
+                          [-0.75, 1.5, 3.0, -6.0], [2.0, 2.0, -2.0, 0.125], [0.5, -0.5, 0.25, 1.0]])
+        wx = torch.tensor([[1.0, 0.0, 0.0, 4.0], [0.0, -1.0, 2.0, 0.0]])
+        _check_linear(g.call("quantized_linear", x.to(dev), wx.to(dev), "int8_token"),
+                      _expected_linear(ref, x, wx, "int8_token"))
     pool = acts(160, H, g.rng(50), massive=True, zero_row=99)
     for mode in TOKEN_MODES:
         with g.case(f"invariance-{mode}"):
@@ -264,6 +270,20 @@ def grade(g: Grading) -> None:
             fail("cross_talk must return a dict with keys 'max_rel_change' and 'flips'")
         expect_close(got["max_rel_change"], want["max_rel_change"], name="max_rel_change", rtol=1e-6, atol=1e-12)
         expect_equal(got["flips"], want["flips"], name="flips")
+
+    # the statement's victim and companion, w / 8 (every |alone logit| below 1), and an all-zero
+    # victim (nothing changes: it counts 0, never 0 / 0)
+    ex_victims = torch.tensor([[1.0, -2.0, 0.5, 0.25], [0.0, 0.0, 0.0, 0.0]])
+    ex_comp = torch.tensor([[127.0, 3.0, -1.0, 2.5]])
+    ex_w = torch.tensor([[1.0, 0.0, 0.0, 4.0], [0.0, -1.0, 2.0, 0.0]]) / 8
+    for mode in ("int8_tensor", "int8_token"):
+        with g.case(f"cross-talk-{mode}-small-logits-and-a-zero-victim"):
+            got = g.call("cross_talk", ex_victims.to(dev), ex_comp.to(dev), ex_w.to(dev), mode)
+            want = ref.cross_talk(ex_victims, ex_comp, ex_w, mode)
+            if not isinstance(got, dict) or "max_rel_change" not in got or "flips" not in got:
+                fail("cross_talk must return a dict with keys 'max_rel_change' and 'flips'")
+            expect_close(got["max_rel_change"], want["max_rel_change"], name="max_rel_change", rtol=1e-6, atol=1e-12)
+            expect_equal(got["flips"], want["flips"], name="flips")
 
     # ---- input checks
     x = acts(4, 16, g.rng(70)).to(dev)
