@@ -21,6 +21,8 @@ BIG_SLOW = dataclasses.replace(H100_SXM, name="made-up-big-slow", hbm_bytes=400 
 # FP8 peak 4x the BF16 peak (the H100's is 2x): the FP8 compute roof must use the FP8 peak.
 FP8_4X = dataclasses.replace(H100_SXM, name="made-up-fp8-4x", hbm_bytes=400 * 10**9, hbm_bytes_per_s=6.0e12,
                              bf16_dense_flops=100e12, fp8_dense_flops=400e12)
+ONE_BYTE_MORE = dataclasses.replace(H100_SXM, name="made-up-one-byte-more", hbm_bytes=80 * 10**9 + 1,
+                                    hbm_bytes_per_s=4.0e12)
 SMALL_FAST = dataclasses.replace(B200, name="made-up-small-fast", hbm_bytes=40 * 10**9, hbm_bytes_per_s=9.0e12)
 
 L8 = (15_009_316_864, 131072, 4096, 15_009_316_864)                  # Llama 3.1 8B BF16
@@ -69,6 +71,9 @@ def grade(g: Grading) -> None:
         ("h100-to-h200-whole-memory-one-sequence-old", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 300_000,
                                                         15e9, 1.0, 4e9)),
         ("one-token-context", (H100_SXM, H200_SXM, DType.BF16, 15e9, 131072, 1, 15e9, 0.9, 4e9)),
+        # the old GPU's pool is half a byte (80e9 - weights, exact in float64): 0 < pool <= 1 still
+        # holds floor(0.5 / 0.2) = 2 sequences of sub-byte KV (the new one, one byte more: 7)
+        ("old-pool-half-a-byte", (H100_SXM, ONE_BYTE_MORE, DType.BF16, 80e9 - 0.5, 0.2, 1, 15e9, 1.0, 0.0)),
     ]
     for name, args in cases:
         if not _clear_of_boundaries(args[0], args[1], args[3], args[4], args[5], args[7], args[8]):
