@@ -1,10 +1,11 @@
 """Hidden grader for exp-vs-matmul.
 
 Cases: the ratio, the serial share and the fraction-of-peak bound on H100, H200, B200, A100 and
-made-up GPUs (other SFU rates, clocks, SM counts), BF16/FP16/FP8, head dims 1..256 including odd
-ones; overlapped vs serial with both mma efficiencies and the exp-bound overlapped case (B200
-FP8); every FA3 problem mapped. Input checks last: FP8 on an A100 and integer dtypes, bad
-head dims, efficiencies (NaN, infinity, a bool), types, unknown problems.
+made-up GPUs (other SFU rates, clocks, SM counts; an SFU rate of exactly 1/s, still > 0),
+BF16/FP16/FP8, head dims 1..256 including odd ones; overlapped vs serial with both mma
+efficiencies and the exp-bound overlapped case (B200 FP8); every FA3 problem mapped. Input
+checks last: FP8 on an A100 and integer dtypes, bad head dims, efficiencies (NaN, infinity,
+a bool), types, unknown problems.
 """
 
 from __future__ import annotations
@@ -20,11 +21,17 @@ SLOW_SFU = dataclasses.replace(H100_SXM, name="made-up-slow-sfu", sfu_ops_per_cl
                                clock_hz=1.5e9)
 FAST_SFU = dataclasses.replace(B200, name="made-up-fast-sfu", sfu_ops_per_clock_per_sm=32)
 NO_SFU = dataclasses.replace(H100_SXM, name="made-up-no-sfu", sfu_ops_per_clock_per_sm=0)
+# One exponential per second: a rate of exactly 1 is still > 0, so no ValueError.
+ONE_EXP_PER_S = dataclasses.replace(H100_SXM, name="made-up-one-exp-per-s", sfu_ops_per_clock_per_sm=1,
+                                    sm_count=1, clock_hz=1.0)
 GPUS = [H100_SXM, H200_SXM, B200, A100_SXM_80GB, SLOW_SFU, FAST_SFU]
 
 
 def grade(g: Grading) -> None:
     ref = g.reference()
+    with g.case("ratio-sfu-rate-exactly-1"):
+        expect_close(g.call("exp_to_matmul_ratio", ONE_EXP_PER_S, DType.BF16, 128),
+                     ref.exp_to_matmul_ratio(ONE_EXP_PER_S, DType.BF16, 128), rtol=RTOL)
     combos = []
     for gpu in GPUS:
         for dtype in (DType.BF16, DType.FP16, DType.FP8):

@@ -114,13 +114,16 @@ def grade(g: Grading) -> None:
                        ("inf-weights", (H100_SXM, DType.BF16, math.inf, 131072, 1024, 15.1e9, [1], 350.0, 0.0)),
                        ("nan-kv-bytes", (H100_SXM, DType.BF16, 15.0e9, math.nan, 1024, 15.1e9, [1], 350.0, 0.0)),
                        ("bool-context", (H100_SXM, DType.BF16, 15.0e9, 131072, True, 15.1e9, [1], 350.0, 0.0)),
-                       ("zero-floor", (*base, [1], 0.0, 0.0))]:
+                       ("zero-floor", (*base, [1], 0.0, 0.0)),
+                       ("gpu-name-string", ("H100 SXM", DType.BF16, *llama8b, [1], 350.0, 0.0))]:
         with g.case(f"curve-rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "energy_curve", *args)
     for name, args in [("node-total", ([5600.0], [14000.0], 8, 700.0)), ("length-mismatch", ([400.0], [1.0, 2.0], 1, 700.0)),
                        ("empty", ([], [], 1, 700.0)), ("zero-throughput", ([400.0], [0.0], 1, 700.0)),
                        ("zero-gpus", ([400.0], [10.0], 0, 700.0)), ("nan-power", ([400.0, math.nan], [10.0, 20.0], 1, 700.0)),
                        ("inf-throughput", ([400.0], [math.inf], 1, 700.0)), ("nan-tdp", ([400.0], [10.0], 1, math.nan)),
-                       ("bool-gpus", ([400.0], [10.0], True, 700.0)), ("not-lists", (400.0, 10.0, 1, 700.0))]:
+                       ("bool-gpus", ([400.0], [10.0], True, 700.0)), ("not-lists", (400.0, 10.0, 1, 700.0)),
+                       ("throughput-not-a-list", ([400.0], 10.0, 1, 700.0)),
+                       ("one-reading-above-tdp", ([400.0, 800.0], [10.0, 20.0], 1, 700.0))]:
         with g.case(f"measured-rejects-{name}", group=INPUT_CHECKS):
             g.raises("ValueError", "measured_energy_report", *args)
