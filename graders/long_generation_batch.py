@@ -5,7 +5,10 @@ pool and max_num_seqs caps; overflow steps at step 1, exactly on a block boundar
 preemption prices from 0 to 16,000 generated tokens; staggered TPOTs (two on an MQA model whose
 decode attention is compute-bound); the user-speed batch bound by speed, pool and max_num_seqs,
 with exact ties (a power-of-two model whose step time is exact in binary, and a pool exactly at
-max_num_seqs); then the input checks."""
+max_num_seqs); one-token prompts and outputs, a pool the prompts fill exactly, a fractional
+weight share per GPU (odd FP8 weights on TP 2), a target between two integers, a cap of one
+request that misses the target, and an empty pool; then the input checks (a free memory of
+exactly 0 included)."""
 
 from __future__ import annotations
 
@@ -43,6 +46,13 @@ MQA64 = ModelConfig(name="mqa-64", n_layers=24, hidden_size=4096, n_heads=64, n_
 SLOW_GPU = dataclasses.replace(specs.H100_SXM, name="slow-compute", hbm_bytes_per_s=4.0e12,
                                bf16_dense_flops=100e12, fp8_dense_flops=200e12)
 MQA64_SM = StepModel(MQA64, SLOW_GPU, 2, kv_dtype=DType.INT4, mfu=0.3, mbu=0.9, t_fixed_s=0.001)
+
+# A made-up model with an odd FP8 weight count (105 B) on TP 2: W / n = 52.5 B per GPU, and a
+# made-up HBM of 6,052 B makes n * free = 11,999 B, one byte short of 1,000 blocks of 12 B.
+ODD_FP8 = ModelConfig(name="odd-fp8", n_layers=1, hidden_size=3, n_heads=1, n_kv_heads=1,
+                      head_dim=3, ffn_size=5, vocab_size=8)
+ODD_SHARE_SM = StepModel(ODD_FP8, dataclasses.replace(specs.H100_SXM, name="odd-share", hbm_bytes=6052),
+                         2, dtype=DType.FP8)
 
 S8B = StepModel(specs.LLAMA_3_1_8B, specs.H100_SXM, 1, mfu=0.5, mbu=0.8, t_fixed_s=0.002)
 STEP_MODELS = [
@@ -87,7 +97,12 @@ def grade(g: Grading) -> None:
     with g.case("pool-one-byte-free-per-gpu"):
         _same(g.call("kv_pool_blocks", one_byte, 1, 1.0, 0), ref.kv_pool_blocks(one_byte, 1, 1.0, 0), "pool_blocks")
 
-    loads = [(25267, 512, 16384, 16, 1024), (25267, 500, 16000, 16, 1024), (25267, 512, 16384, 16, 1),
+    # half a byte of weights per GPU: the fractional share decides the 1,000th block
+    with g.case("pool-fractional-weight-share-tp2"):
+        _same(g.call("kv_pool_blocks", ODD_SHARE_SM, 1, 1.0, 0),
+              ref.kv_pool_blocks(ODD_SHARE_SM, 1, 1.0, 0), "pool_blocks")
+
+    loads = [(1000, 1, 100, 16, 1024), (25267, 512, 16384, 16, 1024), (25267, 500, 16000, 16, 1024), (25267, 512, 16384, 16, 1),
              (5000, 100, 4096, 16, 256), (123457, 1000, 33, 32, 1024),
              (4000, 17, 1, 7, 1024), (100, 9, 8, 16, 1024), (900, 64, 2048, 1, 64), (0, 512, 16384, 16, 1024),
              (25267, 512, 16384, 16, 8), (77777, 3000, 30000, 64, 512)]
@@ -100,7 +115,8 @@ def grade(g: Grading) -> None:
             for k in ("reserved", "staggered", "current"):
                 _same(out[k], exp[k], f"[{k!r}]")
 
-    overflows = [(25267, 789, 512, 16384, 16), (25267, 45, 512, 16384, 16),
+    overflows = [(100, 10, 150, 50, 16),   # prompts fill the pool exactly (valid): step 11
+                 (25267, 789, 512, 16384, 16), (25267, 45, 512, 16384, 16),
                  (25267, 23, 512, 16384, 16), (25267, 1, 512, 16384, 16),
                  (5000, 30, 100, 4096, 16), (5000, 30, 100, 2000, 16),
                  (600, 10, 95, 100, 16),     # 60 blocks = 960 tokens each: first overflow at step 866
@@ -112,14 +128,14 @@ def grade(g: Grading) -> None:
                   "overflow_step")
 
     for i, (mname, sm) in enumerate(STEP_MODELS):
-        for p, gen, pcie in ((512, 0, 25e9), (512, 1024, 25e9), (512, 8192, 64e9),
+        for p, gen, pcie in ((1, 0, 25e9), (512, 0, 25e9), (512, 1024, 25e9), (512, 8192, 64e9),
                              (2000, 16000, 25e9)):
             with g.case(f"preemption-{mname}-p{p}-after{gen}-pcie{pcie:g}"):
                 _check_dict(g.call("preemption_cost", sm, p, gen, pcie),
                             ref.preemption_cost(sm, p, gen, pcie), COST_KEYS, ("recompute_tokens",))
 
     for mname, sm in STEP_MODELS:
-        for b, p, o in ((1, 512, 16384), (7, 100, 4096), (45, 512, 16384), (300, 64, 333)):
+        for b, p, o in ((3, 1, 1), (1, 512, 16384), (7, 100, 4096), (45, 512, 16384), (300, 64, 333)):
             with g.case(f"tpot-{mname}-b{b}-p{p}-o{o}"):
                 expect_close(g.call("staggered_tpot", sm, b, p, o), ref.staggered_tpot(sm, b, p, o),
                              name="tpot", rtol=RTOL)
@@ -129,7 +145,10 @@ def grade(g: Grading) -> None:
                          ref.staggered_tpot(MQA64_SM, b, p, o), name="tpot", rtol=RTOL)
 
     speed = [(m, sm, 25267, 512, 16384, 16, t, 1024) for m, sm in STEP_MODELS[:1]
-             for t in (60.0, 50.0, 40.0, 30.0, 200.0)]
+             for t in (60.0, 60.5, 50.0, 40.0, 30.0, 200.0)]
+    speed += [("8b-h100-s8b", S8B, 25267, 512, 16384, 16, 200.0, 1),    # cap 1 misses: speed
+              ("8b-h100-s8b", S8B, 0, 512, 16384, 16, 30.0, 1024),      # empty pool: kv_pool
+              ("8b-h100-s8b", S8B, 25267, 1, 16384, 16, 30.0, 1)]
     speed += [("8b-h100-s8b", S8B, 25014, 512, 16384, 16, 30.0, 45),    # pool limit == max: kv_pool
               ("8b-h100-s8b", S8B, 25558, 512, 16384, 16, 30.0, 45),    # pool limit 46 > 45
               ("8b-h100-s8b", S8B, 25267, 512, 16384, 16, 30.0, 16),
@@ -147,12 +166,16 @@ def grade(g: Grading) -> None:
                         SPEED_KEYS, ("batch", "binding"))
 
     big = StepModel(specs.LLAMA_3_1_70B, specs.H100_SXM, 1)
+    # HBM = the TINY weights exactly (u = 1, no reserve): free_per_gpu == 0 is an error
+    one_byte_short = StepModel(TINY, dataclasses.replace(POW2_GPU, name="no-byte-spare", hbm_bytes=114_688), 1)
     checks = [
         ("pool-utilization-zero", "kv_pool_blocks", (S8B, 16, 0.0, 4e9)),
         ("pool-utilization-above-one", "kv_pool_blocks", (S8B, 16, 1.2, 4e9)),
         ("pool-negative-reserve", "kv_pool_blocks", (S8B, 16, 0.9, -1.0)),
         ("pool-weights-do-not-fit", "kv_pool_blocks", (big, 16, 0.9, 4e9)),
         ("pool-zero-block-size", "kv_pool_blocks", (S8B, 0, 0.9, 4e9)),
+        ("pool-exactly-zero-free", "kv_pool_blocks", (one_byte_short, 1, 1.0, 0)),
+        ("admission-zero-block-size", "admission_limits", (25267, 512, 16384, 0, 1024)),
         ("admission-zero-prompt", "admission_limits", (25267, 0, 16384, 16, 1024)),
         ("admission-zero-output", "admission_limits", (25267, 512, 0, 16, 1024)),
         ("admission-negative-pool", "admission_limits", (-1, 512, 16384, 16, 1024)),
@@ -160,10 +183,14 @@ def grade(g: Grading) -> None:
         ("admission-float-prompt", "admission_limits", (25267, 512.0, 16384, 16, 1024)),
         ("overflow-prompts-do-not-fit", "overflow_step", (100, 10, 512, 16384, 16)),
         ("overflow-zero-batch", "overflow_step", (25267, 0, 512, 16384, 16)),
+        ("preemption-zero-prompt", "preemption_cost", (S8B, 0, 10, 25e9)),
         ("preemption-negative-generated", "preemption_cost", (S8B, 512, -1, 25e9)),
         ("preemption-zero-pcie", "preemption_cost", (S8B, 512, 10, 0.0)),
         ("preemption-not-a-step-model", "preemption_cost", ({"mfu": 0.5}, 512, 10, 25e9)),
         ("tpot-zero-batch", "staggered_tpot", (S8B, 0, 512, 16384)),
+        ("tpot-zero-prompt", "staggered_tpot", (S8B, 4, 0, 16384)),
+        ("tpot-zero-output", "staggered_tpot", (S8B, 4, 512, 0)),
+        ("speed-zero-max-num-seqs", "batch_for_user_speed", (S8B, 25267, 512, 16384, 16, 60.0, 0)),
         ("speed-zero-target", "batch_for_user_speed", (S8B, 25267, 512, 16384, 16, 0.0, 1024)),
         ("speed-nan-target", "batch_for_user_speed", (S8B, 25267, 512, 16384, 16, math.nan, 1024)),
         ("speed-bool-block-size", "batch_for_user_speed", (S8B, 25267, 512, 16384, True, 60.0, 1024)),

@@ -4,7 +4,8 @@ Core: the p-quantile on a grid of loads (below, at and above rho = 1 - p), prefi
 (0, squares that differ from their roots, > 1) and quantile levels; the utilization target across
 T/S ratios, with T == S (answer 1 - p), T < S (answer 0.0), T barely above S, huge T/S, and
 salted random cases; the prefill moments with and without a fixed part; the mechanism map in
-salted orders and subsets. Then the input checks.
+salted orders and subsets. Then the input checks (infinite prefill, cs2 and variance, a prefill
+given as a string, mechanisms given as a dict).
 """
 
 from __future__ import annotations
@@ -123,10 +124,13 @@ def grade(g: Grading) -> None:
         ("ttft-rho-nan", "ttft_quantile", (math.nan, 0.25, 0.0)),
         ("ttft-zero-prefill", "ttft_quantile", (0.5, 0.0, 0.0)),
         ("ttft-negative-cs2", "ttft_quantile", (0.5, 0.25, -0.5)),
+        ("ttft-infinite-prefill", "ttft_quantile", (0.5, math.inf, 0.0)),
+        ("ttft-infinite-cs2", "ttft_quantile", (0.5, 0.25, math.inf)),
         ("ttft-p-one", "ttft_quantile", (0.5, 0.25, 0.0, 1.0)),
         ("ttft-p-percent", "ttft_quantile", (0.5, 0.25, 0.0, 99)),
         ("target-zero-prefill", "max_utilization", (0.0, 0.0, 2.0)),
         ("target-nan-cs2", "max_utilization", (0.25, math.nan, 2.0)),
+        ("target-string-prefill", "max_utilization", ("0.25", 0.0, 2.0)),
         ("target-zero-target", "max_utilization", (0.25, 0.0, 0.0)),
         ("target-infinite-target", "max_utilization", (0.25, 0.0, math.inf)),
         ("target-p-zero", "max_utilization", (0.25, 0.0, 2.0, 0.0)),
@@ -134,8 +138,10 @@ def grade(g: Grading) -> None:
         ("moments-negative-variance", "prefill_moments", (0.01, 5e-5, 4500, -1.0)),
         ("moments-zero-mean-time", "prefill_moments", (0.0, 0.0, 4500, 10.0)),
         ("moments-nan-length", "prefill_moments", (0.01, 5e-5, math.nan, 10.0)),
+        ("moments-infinite-variance", "prefill_moments", (0.01, 5e-5, 4500, math.inf)),
         ("mechanisms-unknown", "engine_violations", (["continuous_batching", "gc_pauses"],)),
         ("mechanisms-one-string", "engine_violations", ("continuous_batching",)),
+        ("mechanisms-a-dict", "engine_violations", ({"continuous_batching": "one_in_service"},)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
