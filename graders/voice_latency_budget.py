@@ -80,6 +80,7 @@ def grade(g: Grading) -> None:
         ("lines-tie-tts-playout", 300, dict(LINES, endpoint=50, tts=70, playout=70)),  # share 45
         ("lines-no-room-at-all", 215, LINES),
         ("lines-all-zero", 120.5, dict.fromkeys(LINE_KEYS, 0)),
+        ("lines-budget-half-ms", 0.5, dict.fromkeys(LINE_KEYS, 0)),        # any budget > 0 is valid
     ]
     for j in range(4):
         r = random.Random(500 + j)
@@ -105,6 +106,8 @@ def grade(g: Grading) -> None:
                                                   "clause_tokens": 4}))
     clauses.append(("clause-toy-b3-ctx0", TOY_SM, 3, {"ctx": 0, "new_tokens": 6, "cached_tokens": 0,
                                                        "clause_tokens": 3}))
+    clauses.append(("clause-toy-b2-one-new-token", TOY_SM, 2, {"ctx": 3, "new_tokens": 1,
+                                                                "cached_tokens": 4, "clause_tokens": 2}))
     rng.shuffle(clauses)
     for name, sm, b, turn in clauses:
         with g.case(name):
@@ -132,6 +135,10 @@ def grade(g: Grading) -> None:
         share = ref.first_clause(TOY_SM, b, toy_turn)["first_clause_ms"] + 250.0
         tiers.append((f"tier-toy-tie-at-share-b{b}", TOY_SM, share, 250.0, toy_turn, 64,
                       {"calls": 100, "turn_interval_s": 4.0, "tokens_per_turn": 8, "rho": 0.5}))
+    # every traffic and max_num_seqs value at the bottom of its range is valid
+    tiers.append(("tier-toy-smallest-valid-values", TOY_SM,
+                  ref.first_clause(TOY_SM, 1, toy_turn)["first_clause_ms"] + 1000.0, 0.0, toy_turn, 1,
+                  {"calls": 100, "turn_interval_s": 0.5, "tokens_per_turn": 1, "rho": 0.5}))
     # the ratio concurrent / (b_max * rho) lands on an integer: no extra replica
     r = ref.size_llm_tier(S_8B, 85.0, 10.0, TURN, 256, TRAFFIC)
     tpot_s = r["tpot_ms"] / 1e3
@@ -142,6 +149,10 @@ def grade(g: Grading) -> None:
     # ... and above it by a relative 3e-10 (inside the stated 1e-9, but 31 * 3e-10 > 1e-9 absolute)
     calls = 31 * (1 + 3e-10) * 17 * 0.5 * 2.0 / (60 * tpot_s)
     tiers.append(("tier-s-8b-ceiling-within-relative-1e-9-of-31", S_8B, 85.0, 10.0, TURN, 256,
+                  {"calls": calls, "turn_interval_s": 2.0, "tokens_per_turn": 60, "rho": 0.5}))
+    # ... and below it by a relative 3e-10: counts as 31 too (rounded, not truncated, to it)
+    calls = 31 * (1 - 3e-10) * 17 * 0.5 * 2.0 / (60 * tpot_s)
+    tiers.append(("tier-s-8b-ceiling-within-relative-1e-9-below-31", S_8B, 85.0, 10.0, TURN, 256,
                   {"calls": calls, "turn_interval_s": 2.0, "tokens_per_turn": 60, "rho": 0.5}))
     # ... and just above an integer, by far more than the stated relative 1e-9: one more replica
     for n, above in ((12, 1e-8), (31, 1e-7)):
@@ -185,6 +196,7 @@ def grade(g: Grading) -> None:
         ("tier-interval-zero", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, dict(tr, turn_interval_s=0))),
         ("tier-interval-inf", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, dict(tr, turn_interval_s=math.inf))),
         ("tier-negative-calls", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, dict(tr, calls=-10))),
+        ("tier-tokens-per-turn-zero", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, dict(tr, tokens_per_turn=0))),
         ("tier-tokens-per-turn-float", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, dict(tr, tokens_per_turn=60.5))),
         ("tier-missing-traffic-key", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, {k: v for k, v in tr.items() if k != "rho"})),
         ("tier-extra-traffic-key", "size_llm_tier", (S_8B, 85.0, 10.0, t, 256, dict(tr, peak_factor=1.5))),
