@@ -14,7 +14,7 @@ property (q.k after rotation depends only on the position difference) and the la
 equivalence (half-split of a permuted vector = permuted interleaved), both layouts; position
 ids from left-padded masks (and the end-to-end check that a padded row rotates its real tokens
 exactly like the same prompt alone), float 0.0/1.0 masks accepted and 0.5/NaN rejected; head_dim
-that is a float or bool rejected; packed positions for chunked prefill in a varlen batch.
+that is a float or bool rejected; bases 1 and 0.5 (any base > 0 is allowed); an integer x rejected; packed positions for chunked prefill in a varlen batch.
 """
 
 from __future__ import annotations
@@ -181,6 +181,9 @@ def grade(g: Grading) -> None:
             rand = torch.randint(0, 131072, (3, 40), generator=g.rng(10 + c))
             for positions in (special.to(dev), rand.to(dev)):
                 _check_cos_sin(g, positions, d, base)
+    with g.case("cos-sin-base-1-and-0.5"):   # any base > 0 is allowed: 1 gives angle = p in every pair
+        _check_cos_sin(g, special.to(dev), 4, 1.0)
+        _check_cos_sin(g, torch.randint(0, 65, (2, 9), generator=g.rng(16)).to(dev), 8, 0.5)
     with g.case("cos-sin-256-vs-257-differ"):   # DOMAIN-NOTES I12: bf16 makes these identical
         cos, sin = _call_cos_sin(g, torch.tensor([256, 257], device=dev), 4, 10000.0)
         if float((cos[0] - cos[1]).abs().max()) < 0.1:
@@ -316,6 +319,7 @@ def grade(g: Grading) -> None:
         ("apply-rejects-bool-positions", "apply_rope", (x, p3.bool()), {}),
         ("apply-rejects-negative-positions", "apply_rope", (x, p3 - 1), {}),
         ("apply-rejects-3d-x", "apply_rope", (x[0], p3), {}),
+        ("apply-rejects-integer-x", "apply_rope", (torch.zeros(1, 1, 3, 4, dtype=torch.int64, device=dev), p3), {}),
         ("position-ids-rejects-value-2", "position_ids_from_mask", (torch.tensor([[0, 2, 1]], device=dev),), {}),
         ("position-ids-rejects-1d-mask", "position_ids_from_mask", (torch.tensor([1, 1, 1], device=dev),), {}),
         ("position-ids-rejects-0.5", "position_ids_from_mask", (torch.tensor([[0.0, 0.5, 1.0]], device=dev),), {}),
