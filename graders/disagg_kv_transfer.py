@@ -1,5 +1,6 @@
 """Hidden cases for disagg-kv-transfer: KV bytes of GQA/MHA/MQA/MLA models in four KV dtypes;
 prefill FLOPs with and without a prompt length (attention and the once-per-request LM head);
+edge shapes (all counts 1, MLA rank 1, top-1 and all-active MoE, all-dense MoE);
 transfer rates on tabled and made-up models and GPUs, BF16 and FP8 math, 1 to 64 GPUs; verdict
 boundaries hit exactly with binary-exact models and GPUs; verdicts that flip under the classic
 slips (per-instance vs per-GPU, sparse peak, FP8 math at the BF16 peak, query-head KV, Gb/s read
@@ -47,6 +48,17 @@ ODD_GPU = dataclasses.replace(specs.H100_SXM, name="made-up", bf16_dense_flops=1
                               fp8_dense_flops=3.1e15, nic_bytes_per_s=100e9)
 EXACT_GPU = dataclasses.replace(specs.H100_SXM, name="exact-gpu", bf16_dense_flops=2.0 ** 50,
                                 fp8_dense_flops=2.0 ** 51, nic_bytes_per_s=2.0 ** 37)
+# Edge shapes the statement allows: every count 1; MLA with ranks of 1 (MLA means rank > 0);
+# MoE with top-1 routing, with every expert active, and with every layer dense.
+TINY = ModelConfig(name="tiny-all-ones", n_layers=1, hidden_size=1, n_heads=1, n_kv_heads=1,
+                   head_dim=1, ffn_size=1, vocab_size=1)
+MLA_R1 = dataclasses.replace(MLA_RQ0, name="mla-rank-1", q_lora_rank=1, kv_lora_rank=1)
+MOE_TOP1 = dataclasses.replace(MOE_SMALL, name="moe-top-1", experts_per_token=1)
+MOE_ALL_ACTIVE = dataclasses.replace(MOE_SMALL, name="moe-all-active", n_routed_experts=8,
+                                     experts_per_token=8)
+MOE_ALL_DENSE = dataclasses.replace(MOE_SMALL, name="moe-all-layers-dense", first_dense_layers=24)
+EDGE_MODELS = [TINY, MLA_R1, MOE_TOP1, MOE_ALL_ACTIVE, MOE_ALL_DENSE]
+
 GPUS = [specs.H100_SXM, specs.H200_SXM, specs.B200, specs.A100_SXM_80GB, ODD_GPU]
 
 
@@ -78,7 +90,19 @@ def grade(g: Grading) -> None:
                 expect_close(g.call("kv_bytes_per_token", m, dt), ref.kv_bytes_per_token(m, dt),
                              name="kv_bytes_per_token", rtol=RTOL)
 
+    for m in EDGE_MODELS:
+        with g.case(f"kv-bytes-{_slug(m.name)}-bf16"):
+            expect_close(g.call("kv_bytes_per_token", m, BF16), ref.kv_bytes_per_token(m, BF16),
+                         name="kv_bytes_per_token", rtol=RTOL)
+
     # 2. Prefill FLOPs per token.
+    for m in EDGE_MODELS:
+        for P in (None, 777):
+            with g.case(f"prefill-flops-{_slug(m.name)}-{'linear' if P is None else f'prompt-{P}'}"):
+                out = g.call("prefill_flops_per_token", m) if P is None else \
+                    g.call("prefill_flops_per_token", m, P)
+                expect_close(out, ref.prefill_flops_per_token(m, P), name="prefill_flops_per_token",
+                             rtol=RTOL)
     for m in MODELS:
         for P in (None, 1, 2, 777, 8192, 131072, rnd.randrange(3, 1 << 20)):
             with g.case(f"prefill-flops-{_slug(m.name)}-{'linear' if P is None else f'prompt-{P}'}"):
@@ -150,7 +174,9 @@ def grade(g: Grading) -> None:
     links = [(25e9, 400), (50e9, 400), (50.000001e9, 400), (24.999e9, 400), (0.0, 400),
              (39.3e9, 400), (60e9, 400), (4e9, 25), (3.2e9, 25), (1.5e9, 25), (10e9, 400),
              (12.5e9, 100), (6.25e9, 100), (12.5e9 + 1e3, 100), (2.0 ** 33, 800), (90e9, 800),
-             (3, 200), (1e11, 1600)]
+             (3, 200), (1e11, 1600),
+             # links of 1 Gb/s or less; 2^-7 Gb/s is 976,562.5 B/s, a fraction of exactly 1
+             (976562.5, 2.0 ** -7), (6.25e7, 0.5)]
     rnd.shuffle(links)
     for k, (rate, gbps) in enumerate(links):
         with g.case(f"link-verdict-{k}-{rate:g}-Bps-on-{gbps}-Gbps"):
@@ -164,6 +190,10 @@ def grade(g: Grading) -> None:
         ("kv-bytes-zero-layers", "kv_bytes_per_token", (dataclasses.replace(m, n_layers=0), BF16)),
         ("flops-moe-experts-per-token-left-at-zero", "prefill_flops_per_token",
          (dataclasses.replace(MOE_SMALL, experts_per_token=0),)),
+        ("kv-bytes-model-a-dict", "kv_bytes_per_token", ({"n_layers": 32}, BF16)),
+        ("kv-bytes-zero-kv-heads", "kv_bytes_per_token", (dataclasses.replace(m, n_kv_heads=0), BF16)),
+        ("flops-moe-top-2-of-one-expert", "prefill_flops_per_token",
+         (dataclasses.replace(MOE_SMALL, n_routed_experts=1, experts_per_token=2),)),
         ("flops-gqa-head-dim-zero", "prefill_flops_per_token", (dataclasses.replace(m, head_dim=0),)),
         ("flops-prompt-zero", "prefill_flops_per_token", (m, 0)),
         ("flops-prompt-float", "prefill_flops_per_token", (m, 8192.0)),
@@ -174,6 +204,8 @@ def grade(g: Grading) -> None:
         ("rate-zero-gpus", "kv_transfer_rate", (m, gpu, 0, BF16, 0.5, BF16)),
         ("rate-float-gpus", "kv_transfer_rate", (m, gpu, 8.0, BF16, 0.5, BF16)),
         ("rate-mfu-zero", "kv_transfer_rate", (m, gpu, 1, BF16, 0.0, BF16)),
+        ("rate-gpu-a-string", "kv_transfer_rate", (m, "H100 SXM", 1, BF16, 0.5, BF16)),
+        ("rate-mfu-above-one", "kv_transfer_rate", (m, gpu, 1, BF16, 1.5, BF16)),
         ("rate-mfu-percent", "kv_transfer_rate", (m, gpu, 1, BF16, 50, BF16)),
         ("rate-mfu-nan", "kv_transfer_rate", (m, gpu, 1, BF16, math.nan, BF16)),
         ("rate-prompt-zero", "kv_transfer_rate", (m, gpu, 1, BF16, 0.5, BF16, 0)),

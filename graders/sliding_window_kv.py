@@ -3,8 +3,9 @@ boundary (the straddling block at C = 129 and 145, C < W, W = 1, B = 1), the thr
 the gpt-oss-120b/20b shapes, a Gemma-3-27B-like 5:1 pattern, all-full and all-sliding stacks and
 salted made-up patterns (contexts below, at and far above the window, a window larger than the
 context, a context that is not a multiple of the block size, FP8 and fractional per-token
-sizes), vLLM's per-request budget for several max_num_batched_tokens (the max_model_len cap and
-its boundary, a budget larger than a full layer's); then the input checks."""
+sizes, 1 and 0.5 bytes per token), vLLM's per-request budget for several max_num_batched_tokens
+(the max_model_len cap and its boundary, max_model_len 1, a budget larger than a full layer's);
+then the input checks."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ SEQ_CASES = [
     ("all-full", ALL_FULL, 128, 131072, 4096, 16),
     ("all-sliding", ALL_SLIDING, 4096, 100000, 1536, 256),
     ("all-sliding", ALL_SLIDING, 4096, 3000, 1536, 1),
+    ("one-byte-per-token", GPT_OSS_20B, 128, 1000, 1, 16),
+    ("half-byte-per-token", THREE_TO_ONE, 64, 777, 0.5, 16),
 ]
 
 BUDGET_CASES = [
@@ -67,6 +70,7 @@ BUDGET_CASES = [
     ("gemma3-27b-like", GEMMA3_27B, 1024, 131072, 8192, 32),
     ("three-to-one", THREE_TO_ONE, 1, 32768, 4096, 16),
     ("all-full", ALL_FULL, 128, 32768, 2048, 16),
+    ("model-len-one", GPT_OSS_120B, 128, 1, 2048, 16),
 ]
 
 
@@ -144,6 +148,7 @@ def grade(g: Grading) -> None:
         ("budget-zero-batched-tokens", "vllm_request_budget", (L, 128, 4096, 0, 16)),
         ("budget-zero-model-len", "vllm_request_budget", (L, 128, 0, 2048, 16)),
         ("budget-zero-window", "vllm_request_budget", (L, 0, 4096, 2048, 16)),
+        ("budget-zero-block-size", "vllm_request_budget", (L, 128, 4096, 2048, 0)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
