@@ -119,6 +119,7 @@ def grade(g: Grading) -> None:
         ("all-equal", [6] * 10, 3),
         ("all-ones", [1] * 7, 3),
         ("tuple-trace", (2, 5, 1, 1, 4), 2),
+        ("one-request", [5], 3),
     ]
     rnd = [("exp", 0, 240, 16), ("lognormal", 1, 200, 32), ("uniform", 2, 180, 8),
            ("capped", 3, 256, 32), ("short", 4, 150, 12), ("exp", 5, 97, 64)]
@@ -196,6 +197,7 @@ def grade(g: Grading) -> None:
         ("harmonic-zero", "harmonic_gain", (0,)),
         ("budget-zero-tokens", "token_budget_point", (S8B, 0)),
         ("budget-float-tokens", "token_budget_point", (S8B, 512.0)),
+        ("budget-not-a-step-model", "token_budget_point", ({"a": 1.0}, 512)),
     ]
     for name, fn, args in checks:
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
