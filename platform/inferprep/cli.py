@@ -251,7 +251,10 @@ def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises
                "(kept in the data folder)")),
            exact: bool = typer.Option(False, "--exact", help=(
                "grade every mutant on every hidden case (by default a mutant is graded first on the cases "
-               "that call code reaching it, and again on all cases if it passes them)"))) -> None:
+               "that call code reaching it, and again on all cases if it passes them)")),
+           mutant_ids: Optional[list[str]] = typer.Option(None, "--mutant", help=(
+               "grade only the mutant with this id (as the survivors list shows it, e.g. "
+               "compare@12:8#0); repeat for more; one SLUG only"))) -> None:
     """Mutation testing: grade small mistakes made in each reference solution and report how many
     the grader detects (per exercise, per operator, survivors' diffs). Exit code 1 when an
     exercise's reference fails or its equivalent.toml is wrong."""
@@ -262,14 +265,23 @@ def mutate(slugs: Optional[list[str]] = typer.Argument(None, help="the exercises
     ops = [o.strip() for o in operators.split(",") if o.strip()] if operators is not None else None
     if ops is not None and (not ops or any(o not in OPERATORS for o in ops)):
         die(f"unknown operator in {operators!r}; operators: {', '.join(OPERATORS)}")
+    if mutant_ids and (all_ or len(set(slugs)) != 1):
+        die("--mutant needs exactly one SLUG")
     try:
         exs = catalog.all_exercises() if all_ else [_exercise(s) for s in dict.fromkeys(slugs)]
     except catalog.CatalogError as e:
         die(str(e))
+    if mutant_ids:
+        from .mutate.mutants import generate
+        known = {m.id for m in generate(exs[0].reference_path.read_text(encoding="utf-8"), ops,
+                                        exs[0].meta.entrypoints)}
+        unknown = [i for i in mutant_ids if i not in known]
+        if unknown:
+            die(f"no mutant {', '.join(unknown)} of {exs[0].slug} (ids look like compare@12:8#0)")
     code = run_mutate(exs, console=console, err=err, jobs=jobs, operators=ops, max_mutants=max_mutants,
                       salt=MUTATE_SALT if salt is None else salt, device=device, sandbox_mode=sandbox,
                       diffs=diffs, report=report, command="inferprep " + " ".join(sys.argv[1:]),
-                      cache=cache, exact=exact)
+                      cache=cache, exact=exact, only=set(mutant_ids) if mutant_ids else None)
     raise typer.Exit(code)
 
 

@@ -21,13 +21,14 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
                operators: list[str] | None = None, max_mutants: int | None = None, salt: int,
                device: str = "cpu", sandbox_mode: str | None = None, diffs: bool = True,
                report: Path | None = None, command: str = "inferprep mutate", cache: bool = True,
-               exact: bool = False) -> int:
+               exact: bool = False, only: set[str] | None = None) -> int:
     """Mutate ``exercises`` one after the other; print per-exercise and per-operator tables, the
     survivors' diffs (``diffs``) and every error; write the Markdown ``report`` if asked.
     The report is rewritten after each exercise (marked partial until the last), so a long run
     that is stopped still leaves what it measured. ``cache``: keep the listed equivalents the
     differential check confirmed in the data folder, so the next run skips their extra salts.
-    ``exact``: grade every mutant on every case (``mutate.selection``). Returns the exit code: 1
+    ``exact``: grade every mutant on every case (``mutate.selection``). ``only``: grade just the
+    mutants with these ids (``Mutant.id``; a survivor's regrade while a grader is being fixed). Returns the exit code: 1
     when an exercise has an error (its reference fails, its ``equivalent.toml`` is malformed or wrong), else 0."""
     t0 = time.perf_counter()
     runs: list[ExerciseRun] = []
@@ -47,7 +48,7 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
         for ex in exercises:
             task = progress.add_task(ex.slug, total=None)
             run = mutate_exercise(ex, operators=operators, salt=salt, jobs=jobs, max_mutants=max_mutants,
-                                  device=device, sandbox_mode=sandbox_mode, confirmed=confirmed, exact=exact,
+                                  device=device, sandbox_mode=sandbox_mode, confirmed=confirmed, exact=exact, only=only,
                                   on_start=lambda n, task=task: progress.update(task, total=n),
                                   on_outcome=lambda _o, task=task: progress.advance(task))
             progress.remove_task(task)

@@ -265,13 +265,15 @@ class ConfirmedEquivalents:
 def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: int = MUTATE_SALT,
                     jobs: int = 1, max_mutants: int | None = None, device: str = "cpu",
                     sandbox_mode: str | None = None, n_differential: int | None = None, exact: bool = False,
+                    only: set[str] | None = None,
                     on_outcome: Callable[[Outcome], None] | None = None,
                     on_start: Callable[[int], None] | None = None,
                     confirmed: ConfirmedEquivalents | None = None) -> ExerciseRun:
     """Generate, grade and classify the mutants of ``ex``'s reference.
 
     ``jobs`` gradings run at once (threads of this process, each on the warm pool); ``max_mutants``
-    samples the mutants evenly (the CI sample); ``n_differential`` extra salts check each listed
+    samples the mutants evenly (the CI sample); ``only`` keeps just the mutants with these ids
+    (before sampling); ``n_differential`` extra salts check each listed
     equivalent (default: ``differential_count`` of the reference's time); ``exact`` grades every
     mutant on every case (no ``selection``); ``on_start`` hears how many mutants will be graded
     and ``on_outcome`` each result as it comes; ``confirmed`` skips the extra salts of a listed
@@ -323,7 +325,7 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
         for c in ref.cases:
             case_seconds[c.name] = case_seconds.get(c.name, 0.0) + c.seconds
         planner = Planner(Reach(code, ex.meta.entrypoints), seen[k].calls, case_seconds, trust)
-    chosen = sample(every, max_mutants)
+    chosen = sample([m for m in every if only is None or m.id in only], max_mutants)
     if on_start:
         on_start(len(chosen))
     grader_path = paths.graders_dir() / f"{ex.module}.py"
