@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from inferprep import catalog
 from inferprep.check import check_exercise
 from inferprep.cli import app as cli
-from inferprep.mutate import OPERATORS, Result, classify, generate, mutate_exercise
+from inferprep.mutate import MUTATE_SALT, OPERATORS, Result, classify, generate, mutate_exercise
 from inferprep.mutate import equivalent
 from inferprep.mutate.engine import time_limit
 from inferprep.mutate.report import markdown
@@ -470,3 +470,37 @@ def test_a_selection_the_reference_fails_is_not_used():
     assert p.cases_for(by_fn[2]) == {"a-case"}
     assert p.cases_for(by_fn[6]) is None and p.distrusted == 1   # the reference failed it: graded whole
     assert p.cases_for(by_fn[6]) is None and len(asked) == 2     # asked once per selection
+
+
+def test_the_extra_salts_grade_a_listed_mutant_on_its_own_cases(monkeypatch, fixture_run):
+    from inferprep.mutate import selection
+    from inferprep.runner import judge
+    monkeypatch.setattr(selection, "WORTH", 0.0)
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    ex, _ = fixture_run
+    real, seen = judge.grade, []
+
+    def recording(*a, **kw):
+        seen.append((kw.get("salt"), kw.get("cases")))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(judge, "grade", recording)
+    run = mutate_exercise(ex, jobs=1, n_differential=2, only={"reversed@10:14#0"})
+    assert [o.result for o in run.outcomes] == [Result.EQUIVALENT], run.outcomes
+    extra = [cases for salt, cases in seen if salt != MUTATE_SALT]
+    assert len(extra) == 2 and all(c is not None and c.only == {"running-total-2", "running-total-5", "running-total-8", "rejects-negative-n"} for c in extra), extra
+    # under the run's salt it was graded on its cases, then whole (a survivor is a survivor of the whole grader)
+    assert [c is None for s, c in seen[-4:-2]] == [False, True]
+    assert set(run.phase_seconds) == {"reference", "trust", "mutants", "regrade", "differential"}
+    assert all(run.phase_seconds[p] > 0 for p in ("reference", "trust", "mutants", "regrade", "differential"))
+
+
+def test_cli_regrades_only_the_mutants_asked_for(monkeypatch):
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    r = CliRunner().invoke(cli, ["mutate", "running-total", "--mutant", "compare@7:9#0", "--mutant", "augassign@18:13#0"])
+    assert r.exit_code == 0, r.output
+    assert "running-total: 50.0% of 2 non-equivalent mutants detected (1 timed out, 1 survived)" in " ".join(r.output.split())
+    for args, message in ([["running-total", "--mutant", "compare@99:1#0"], "no mutant compare@99:1#0 of running-total"],
+                          [["--all", "--mutant", "compare@7:9#0"], "--mutant needs exactly one SLUG"]):
+        r = CliRunner().invoke(cli, ["mutate", *args])
+        assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output

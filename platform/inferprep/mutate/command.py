@@ -52,7 +52,9 @@ def run_mutate(exercises: list[Exercise], *, console: Console, err: Console, job
                                   on_start=lambda n, task=task: progress.update(task, total=n),
                                   on_outcome=lambda _o, task=task: progress.advance(task))
             progress.remove_task(task)
-            err.print(f"{ex.slug}: {run.summary()} in {run.seconds:.0f} s", highlight=False)
+            split = ", ".join(f"{k} {v:.0f} s" for k, v in run.phase_seconds.items() if v >= 0.5)
+            err.print(f"{ex.slug}: {run.summary()} in {run.seconds:.0f} s" + (f" (grading: {split})" if split else ""),
+                      highlight=False)
             runs.append(run)
             if report is not None:
                 write_report()

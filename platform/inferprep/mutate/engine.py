@@ -21,7 +21,9 @@ Results, per mutant:
 Score = detected (killed + killed by input checks + timed out) / non-equivalent valid mutants.
 The differential check of a listed equivalent mutant grades it under more salts (other hidden data
 where a grader draws from its salt; ``differential_count``) and requires every case, input checks
-included, to pass each time.
+included, to pass each time. Under the extra salts it is graded on its own cases (``selection``)
+where it has a selection: the cases left out run none of the mutated code, so only their time is
+saved; under the run's salt it is always graded whole.
 
 Unless ``exact``, a mutant is first graded on the cases that can notice it (``selection``); one
 that passes them is graded again on every case before it counts as a survivor.
@@ -81,6 +83,11 @@ class Result(str, Enum):
 
 DETECTED = (Result.KILLED, Result.INPUT_CHECKS, Result.TIMED_OUT)
 
+PHASES = ("reference", "trust", "mutants", "regrade", "differential")
+"""Where a run's grading time goes: the reference's own gradings, gradings of the reference on a
+case selection (``trust``), each mutant's first grading, the whole grading of a mutant that passed
+its selection, and the extra salts of listed equivalents."""
+
 
 @dataclass
 class Outcome:
@@ -124,6 +131,7 @@ class ExerciseRun:
     selected: int = 0                    # mutants graded on their own cases first
     regraded: int = 0                    # of those, graded again whole (they passed their cases)
     distrusted: int = 0                  # case selections the reference failed (graded whole)
+    phase_seconds: dict[str, float] = field(default_factory=dict)  # grading time by PHASES (summed over jobs)
 
     def count(self, *results: Result) -> int:
         return count(self.outcomes, *results)
@@ -295,15 +303,23 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
     listed, unmatched = equivalent.match(entries, every)
     run.errors += unmatched
 
+    spent = dict.fromkeys(PHASES, 0.0)
+
     def grade(text: str, exercise: Exercise, with_salt: int, fail_fast: bool = True,
-              cases: CaseSelection | None = None) -> Verdict:
-        return judge.grade(exercise, text, device=device, sandbox_mode=sandbox_mode, fail_fast=fail_fast,
-                           salt=with_salt, cases=cases)
+              cases: CaseSelection | None = None, phase: str = "mutants") -> Verdict:
+        t = time.perf_counter()
+        try:
+            return judge.grade(exercise, text, device=device, sandbox_mode=sandbox_mode, fail_fast=fail_fast,
+                               salt=with_salt, cases=cases)
+        finally:
+            with lock:
+                spent[phase] += time.perf_counter() - t
 
     # The reference twice: the first grading may pay for starting the warm pool. Each grading
     # records which functions every case called (the cases a mutant is graded on first).
     seen = [CaseSelection(), CaseSelection()]
-    refs = [grade(code, ex, salt, fail_fast=False, cases=c) for c in seen]
+    lock = threading.Lock()
+    refs = [grade(code, ex, salt, fail_fast=False, cases=c, phase="reference") for c in seen]
     k = min(range(2), key=lambda i: refs[i].seconds)
     ref = refs[k]
     run.reference_seconds = ref.seconds
@@ -311,6 +327,7 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
         run.errors.append(f"the reference does not pass its own grader ({ref.status.value}: "
                           f"{classify(ref)[1] or ref.message[:160]}); no mutant graded")
         run.seconds = time.perf_counter() - t0
+        run.phase_seconds = spent
         return run
     run.time_limit_s = time_limit(ex, ref.seconds)
     limited = with_time_limit(ex, run.time_limit_s)
@@ -319,7 +336,7 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
     planner = None
     if not exact:
         def trust(cases: frozenset[str]) -> bool:
-            v = grade(code, ex, salt, fail_fast=False, cases=CaseSelection(cases))
+            v = grade(code, ex, salt, fail_fast=False, cases=CaseSelection(cases), phase="trust")
             return v.ok and v.input_checks_passed == v.input_checks_total
         case_seconds: dict[str, float] = {}
         for c in ref.cases:
@@ -342,7 +359,7 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
                 return result, detail
             with lock:
                 run.regraded += 1
-        return classify(grade(m.code, limited, salt))
+        return classify(grade(m.code, limited, salt, phase="mutants" if cases is None else "regrade"))
 
     def one(m: Mutant) -> Outcome:
         t = time.perf_counter()
@@ -358,8 +375,11 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
                     confirmed.hits += 1
                     result, detail = Result.EQUIVALENT, listed[m.key].reason
                 else:
+                    own = planner.cases_for(m) if planner is not None else None
                     result, detail = _confirm(m, result, detail, listed[m.key],
-                                              lambda s: grade(m.code, limited, s, False), salts)
+                                              lambda s: grade(m.code, limited, s, False, phase="differential",
+                                                              cases=None if own is None else CaseSelection(own)),
+                                              salts)
                     if confirmed is not None and result is Result.EQUIVALENT:
                         confirmed.add(key, n_salts)
             out = Outcome(m, result, time.perf_counter() - t, detail)
@@ -367,12 +387,12 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
             on_outcome(out)
         return out
 
-    lock = threading.Lock()
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mutate") as pool:
         run.outcomes = list(pool.map(one, chosen))
     if confirmed is not None:
         confirmed.save()
     run.differential_salts = n_salts
+    run.phase_seconds = spent
     if planner is not None:
         run.distrusted = planner.distrusted
     for o in run.outcomes:
