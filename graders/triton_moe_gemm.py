@@ -5,8 +5,9 @@ BLOCK_SIZE_M (vLLM's moe_align_block_size: experts in id order, each expert's sl
 the sentinel T*top_k to a multiple of BLOCK_SIZE_M, one expert id per block), with the slots of
 each expert in a salted order and the layout's buffers sized to it exactly. Truth: per slot s of
 expert e, C[s] = A[s // top_k] @ B[e]^T (times topk_weights[s] when MUL_ROUTED_WEIGHT), in float64.
-Cases: decode (one token), experts with zero tokens, one expert holding every slot, a token routed
-twice to one expert, N and K not divisible by the tiles, an expert id -1 (another rank: its rows
+Cases: decode (one token), experts with zero tokens, one expert holding every slot (in two blocks
+and in a layout of a single block), a token routed twice to one expert, N and K not divisible by
+the tiles (K = 129: a last K tile of one column), an expert id -1 (another rank: its rows
 are 0), both values of MUL_ROUTED_WEIGHT, float16 operands (with a long K, within one float16 ulp:
 the accumulator in float32), the grader's tiles.
 """
@@ -109,6 +110,10 @@ def grade(g: Grading) -> None:
         # value); an accumulator rounded to float16 after every tile drifts by several
         run(g, 9, routing(g, 9, 4, 2, 4), 4, 32, 512, dtype=torch.float16, tol=HALF_ONE_ULP,
             tiles={"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16})
+    with g.case("whole-layout-one-block"):   # 7 slots of one expert: num_tokens_post_padded == BLOCK_SIZE_M
+        run(g, 12, torch.full((7, 1), 3, dtype=torch.int64), 5, 40, 48)
+    with g.case("k-one-past-a-tile"):   # K = 129 = 1 mod every allowed BLOCK_SIZE_K: a last tile of one column
+        run(g, 13, routing(g, 13, 6, 2, 4), 4, 33, 129)
     for c, tiles in enumerate([(32, 16, 16), (16, 64, 64)]):
         with g.case(f"grader-tiles-{'x'.join(map(str, tiles))}"):
             run(g, 10 + c, routing(g, 10 + c, 11, 2, 5), 5, 45, 70,
