@@ -75,6 +75,22 @@ def fp8_operands(gen: torch.Generator, shape, signed=False):
     return a, b
 
 
+def channel_exact(gen: torch.Generator, n: int = 64, d: int = 16):
+    """(q, k) float64 whose per-channel FP8 logits are exact but whose per-tensor ones are not: q on
+    the e4m3 grid / 8 with a 1.75 in every column (scale 2^-8 either way), k on the e4m3 grid with a
+    448 in every column, column j times 2^-s_j (channel scale 2^-s_j: exact; tensor scale 1: the
+    small columns fall below e4m3's subnormals and round). The baseline p-weighted error is ~1e-4."""
+    grid = torch.arange(256).to(torch.uint8).view(torch.float8_e4m3fn).double()
+    grid = grid[grid.isfinite() & (grid.abs() <= 8)]
+    q = grid[torch.randint(len(grid), (n, d), generator=gen)] / 8
+    q[torch.randint(n, (d,), generator=gen), torch.arange(d)] = 1.75
+    k = grid[torch.randint(len(grid), (n, d), generator=gen)]
+    k[torch.randint(n, (d,), generator=gen), torch.arange(d)] = 448.0
+    s = torch.randint(0, 14, (d,), generator=gen).double()
+    s[0] = 0
+    return q, k * 2.0 ** -s
+
+
 def _exact(out, want, name):
     expect_tensor(out, want, name=name, rtol=0.0, atol=0.0, dtype=torch.float64)
 
@@ -176,15 +192,21 @@ def grade(g: Grading) -> None:
                         dtype=torch.float64)
     qcases = [("tensor", x, 128), ("block-128-of-300", x, 128), ("block-7", x, 7), ("channel", x, 128),
               ("ties-pow2-scale", ties, 128), ("float32-input", x.float(), 128),
-              ("bf16-input", x.to(torch.bfloat16), 64), ("block-1", x[:40], 1)]
+              ("bf16-input", x.to(torch.bfloat16), 64), ("block-1", x[:40], 1), ("one-column", x[:, :1], 128),
+              ("block-default-of-300", x, None)]   # None: the signature's default block (128)
     for nm, xx, blk in qcases:
         mode = nm.split("-")[0] if nm.split("-")[0] in ("tensor", "block", "channel") else "tensor"
         with g.case(f"quantize-{nm}"):
             xx = xx.to(dev)
-            _exact(g.call("fp8_quantize", xx, mode, blk), ref.fp8_quantize(xx, mode, blk), "dequantized")
+            got = g.call("fp8_quantize", xx, mode) if blk is None else g.call("fp8_quantize", xx, mode, blk)
+            _exact(got, ref.fp8_quantize(xx, mode, 128 if blk is None else blk), "dequantized")
 
     # 2. forward --------------------------------------------------------------------------------
     h64 = hadamard(64, seed(0))
+    # max|H H^T - I| is exactly 1e-9 (only (H H^T)[0, 1] = [1, 0] = 1e-9 * 1 differ; 1 + 1e-18 rounds to 1):
+    # the statement's "<= 1e-9" accepts it
+    h_tol = torch.eye(16, dtype=torch.float64)
+    h_tol[0, 1] = 1e-9
     fcases = [  # name, kind, n_q, n_k, d, kwargs
         ("default-p-times-2^8", "gauss", 200, 200, 64, dict(block_k=64)),
         ("p-unscaled", "gauss", 200, 200, 64, dict(block_k=64, p_scale_log2=0.0)),
@@ -201,6 +223,7 @@ def grade(g: Grading) -> None:
         ("smooth-and-hadamard", "offset", 100, 150, 64, dict(hadamard=h64, smooth_k=True, block_k=40)),
         ("block-k-1", "gauss", 5, 9, 64, dict(block_k=1)),
         ("block-k-larger-than-n", "gauss", 7, 20, 64, dict(block_k=64, v_mode="channel")),
+        ("hadamard-on-the-tolerance", "gauss", 20, 30, 16, dict(hadamard=h_tol)),
     ]
     for i, (nm, kind, nq, nk, d, kw) in enumerate(fcases):
         with g.case(f"forward-{nm}"):
@@ -224,6 +247,7 @@ def grade(g: Grading) -> None:
         q, k, _ = inputs(kind, seed(1000 + i), n=256, d=64)
         q, k = q.to(dev), k.to(dev)
         for fix, kw in (("none", {}), ("channel", dict(qk_mode="channel")), ("block", dict(qk_mode="block", block=64)),
+                        ("block-default", dict(qk_mode="block")),    # the signature's block=128 over 256 rows
                         ("smooth-k", dict(smooth_k=True)), ("hadamard", dict(hadamard=h64.to(dev)))):
             with g.case(f"logit-errors-{kind}-{fix}"):
                 out = g.call("logit_errors", q, k, **kw)
@@ -232,6 +256,16 @@ def grade(g: Grading) -> None:
                     fail("expected a dict with exactly the keys ['std', 'p_weighted']")
                 for key in ("std", "p_weighted"):
                     expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-7)
+
+    with g.case("logit-errors-fewer-queries-than-keys"):    # N_q != N_k: the means are over queries
+        q, k, _ = inputs("sink", seed(1010), n=40, d=64, n_k=300)
+        q, k = q.to(dev), k.to(dev)
+        out = g.call("logit_errors", q, k)
+        want = ref.logit_errors(q, k)
+        if not isinstance(out, dict) or set(out) != {"std", "p_weighted"}:
+            fail("expected a dict with exactly the keys ['std', 'p_weighted']")
+        for key in ("std", "p_weighted"):
+            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-7)
 
     # 4. the accumulator model ------------------------------------------------------------------
     lcases = [  # name, shape, kwargs, signed
@@ -249,12 +283,23 @@ def grade(g: Grading) -> None:
         ("signed-sums", (64, 3000), dict(), True),
         ("signed-promote", (64, 3000), dict(chunk=8, promote=64), True),
         ("one-dimensional", (4096,), dict(), False),
+        ("k130-chunk1-promote1", (16, 130), dict(chunk=1, promote=1), False),
+        ("three-dimensional", (2, 3, 300), dict(promote=8), False),
     ]
     for i, (nm, shape, kw, signed) in enumerate(lcases):
         with g.case(f"lowprec-dot-{nm}"):
             a, b = fp8_operands(torch.Generator().manual_seed(seed(5000 + i)), shape, signed)
             a, b = a.to(dev), b.to(dev)
             _exact(g.call("lowprec_dot", a, b, **kw), ref.lowprec_dot(a, b, **kw), "sum")
+
+    # Operands off the FP8 grid (float64 products, positive so nothing cancels): with 52 bits kept,
+    # only a product or a sum taken in float32 moves the result beyond float64's last bits.
+    with g.case("lowprec-dot-float64-off-grid-mant52"):
+        gen = torch.Generator().manual_seed(seed(5100))
+        a, b = (torch.rand(8, 256, generator=gen, dtype=torch.float64) + 0.1 for _ in range(2))
+        a, b = a.to(dev), b.to(dev)
+        expect_tensor(g.call("lowprec_dot", a, b, mant_bits=52), ref.lowprec_dot(a, b, mant_bits=52), name="sum",
+                      rtol=1e-12, atol=0.0, dtype=torch.float64)
 
     # 5. fix gains ------------------------------------------------------------------------------
     for i, kind in enumerate(("offset", "highvar", "spikes", "sink")):
@@ -287,6 +332,21 @@ def grade(g: Grading) -> None:
         for key in GAIN_KEYS:
             expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
 
+    # Per-channel scales make these logits exact while the baseline's error is ~1e-4 (below 1): the
+    # channel gain is inf.
+    with g.case("fix-gains-channel-scales-exact"):
+        gen = torch.Generator().manual_seed(seed(9400))
+        q, k = channel_exact(gen)
+        v = torch.randn(64, 16, generator=gen, dtype=torch.float64)
+        h = hadamard(16, seed(9500))
+        q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
+        out = g.call("fix_gains", q, k, v, h)
+        want = ref.fix_gains(q, k, v, h)
+        if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
+            fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
+        for key in GAIN_KEYS:
+            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+
     # 6. input checks ---------------------------------------------------------------------------
     q, k, v = (t.to(dev) for t in inputs("gauss", 1, n=8, d=16))
     h16 = hadamard(16, 1).to(dev)
@@ -309,6 +369,23 @@ def grade(g: Grading) -> None:
         ("lowprec-chunk-0", "lowprec_dot", (q, k), dict(chunk=0)),
         ("lowprec-empty-last-axis", "lowprec_dot", (q[:, :0], k[:, :0]), {}),
         ("fix-gains-hadamard-not-normalized", "fix_gains", (q, k, v, h16 * 4), {}),
+        ("forward-bad-qk-mode", "fp8_attention_forward", (q, k, v), dict(qk_mode="row")),
+        ("forward-bad-v-mode", "fp8_attention_forward", (q, k, v), dict(v_mode="token")),
+        ("forward-hadamard-nan", "fp8_attention_forward", (q, k, v), dict(hadamard=torch.full_like(h16, math.nan))),
+        ("logit-errors-bad-mode", "logit_errors", (q, k), dict(qk_mode="row")),
+        ("lowprec-mant-bits-53", "lowprec_dot", (q, k), dict(mant_bits=53)),
+        ("lowprec-inf", "lowprec_dot", (q.masked_fill(q > 1, math.inf), k), {}),
+        ("lowprec-integer-tensors", "lowprec_dot", (q.long(), k.long()), {}),
+        ("lowprec-0-d", "lowprec_dot", (q[0, 0], k[0, 0]), {}),
+        ("lowprec-promote-0", "lowprec_dot", (q, k), dict(chunk=4, promote=0)),
+        ("fix-gains-kv-rows-differ", "fix_gains", (q, k, v[:5], h16), {}),
+        ("quantize-no-columns", "fp8_quantize", (torch.zeros(4, 0, dtype=torch.float64, device=dev), "tensor"), {}),
+        ("quantize-integer-tensor", "fp8_quantize", (q.long(), "tensor"), {}),
+        ("quantize-block-0-tensor-mode", "fp8_quantize", (q, "tensor", 0), {}),
+        ("quantize-block-negative", "fp8_quantize", (q, "block", -1), {}),
+        ("forward-block-k-negative", "fp8_attention_forward", (q, k, v), dict(block_k=-1)),
+        ("lowprec-mant-bits-0", "lowprec_dot", (q, k), dict(mant_bits=0)),
+        ("lowprec-chunk-negative", "lowprec_dot", (q, k), dict(chunk=-1)),
     ]
     for nm, fn, args, kw in checks:
         with g.case(f"rejects-{nm}", group=INPUT_CHECKS):

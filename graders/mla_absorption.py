@@ -37,6 +37,9 @@ TIE_GPU = dataclasses.replace(H100_SXM, name="made-up ridge-30", bf16_dense_flop
                               fp8_dense_flops=float(60 * 2**40), hbm_bytes_per_s=float(2**40))
 # A hair above it: ridge 30 + 2**-36 (exact in float64), so the same kernel is memory-bound.
 ABOVE_GPU = dataclasses.replace(TIE_GPU, name="made-up ridge-30-plus", bf16_dense_flops=float(30 * 2**40 + 16))
+# The smallest latent the statement allows (kv_lora_rank == 0 is the only "no MLA")
+RANK_1 = dataclasses.replace(DEEPSEEK_V3, name="made-up MLA with a latent of rank 1", n_heads=2, n_kv_heads=2,
+                             kv_lora_rank=1, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8, head_dim=12)
 
 
 def _inputs(g: Grading, seed: int, B, H, dn, dr, dv, r, S, dtype, lens=None):
@@ -109,9 +112,11 @@ def _expect_int(got, want: int, what: str) -> None:
         fail(f"{what}: got {got}, which is not the count for this config")
 
 
-def _check_cost(g: Grading, ref, model, mode: str, T: int, kvd: DType) -> None:
-    want = ref.mla_decode_cost(model, mode, q_len=T, kv_dtype=kvd)
-    got = g.call("mla_decode_cost", model, mode, q_len=T, kv_dtype=kvd)
+def _check_cost(g: Grading, ref, model, mode: str, T: int, kvd: DType, defaults: bool = False) -> None:
+    """``defaults``: call with the signature's defaults (q_len=1, a BF16 cache), T and kvd unused."""
+    want = ref.mla_decode_cost(model, mode, q_len=1 if defaults else T, kv_dtype=DType.BF16 if defaults else kvd)
+    got = (g.call("mla_decode_cost", model, mode) if defaults
+           else g.call("mla_decode_cost", model, mode, q_len=T, kv_dtype=kvd))
     if not isinstance(got, dict) or set(got) != set(want):
         fail(f"expected a dict with exactly the keys {sorted(want)}")
     for k in ("flops_per_cached_token", "flops_per_query_token"):
@@ -121,9 +126,14 @@ def _check_cost(g: Grading, ref, model, mode: str, T: int, kvd: DType) -> None:
     expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
 
 
-def _check_regime(g: Grading, ref, model, gpu, mode: str, T: int, kvd: DType, md: DType) -> None:
+def _check_regime(g: Grading, ref, model, gpu, mode: str, T: int, kvd: DType, md: DType,
+                  defaults: bool = False) -> None:
+    """``defaults``: call with the signature's defaults (q_len=1, BF16 cache and math), T, kvd, md unused."""
+    if defaults:
+        T, kvd, md = 1, DType.BF16, DType.BF16
     want = ref.mla_regime(model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
-    got = g.call("mla_regime", model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md)
+    got = (g.call("mla_regime", model, gpu, mode) if defaults
+           else g.call("mla_regime", model, gpu, mode, q_len=T, kv_dtype=kvd, math_dtype=md))
     if not isinstance(got, dict) or set(got) != set(want):
         fail(f"expected a dict with exactly the keys {sorted(want)}")
     expect_close(got["intensity"], want["intensity"], rtol=1e-9, name="intensity")
@@ -234,11 +244,15 @@ def grade(g: Grading) -> None:
         ("deepseek-v3-fp8-cache", DEEPSEEK_V3, 1, DType.FP8),
         ("v2-lite-4-queries", V2_LITE, 4, DType.BF16),
         ("made-up-dims", ODD, 3, DType.FP16),
+        ("latent-rank-1", RANK_1, 2, DType.FP8),
     ]
     for name, model, T, kvd in costs:
         for mode in ("naive", "absorbed"):
             with g.case(f"cost-{mode}-{name}"):
                 _check_cost(g, ref, model, mode, T, kvd)
+    for mode in ("naive", "absorbed"):
+        with g.case(f"cost-{mode}-deepseek-v3-signature-defaults"):
+            _check_cost(g, ref, DEEPSEEK_V3, mode, 1, DType.BF16, defaults=True)
 
     regimes = [
         ("v3-h100-absorbed", DEEPSEEK_V3, H100_SXM, "absorbed", 1, DType.BF16, DType.BF16),
@@ -256,6 +270,8 @@ def grade(g: Grading) -> None:
     for name, model, gpu, mode, T, kvd, md in regimes:
         with g.case(f"regime-{name}"):
             _check_regime(g, ref, model, gpu, mode, T, kvd, md)
+    with g.case("regime-v3-h100-signature-defaults"):
+        _check_regime(g, ref, DEEPSEEK_V3, H100_SXM, "absorbed", 1, DType.BF16, DType.BF16, defaults=True)
 
     with g.case("absorbed-never-decompresses"):
         t, cl, _ = overflow_inputs(995)
@@ -320,6 +336,13 @@ def grade(g: Grading) -> None:
             t[3] = t[3].reshape(2 * 23, 8)
         elif name == "w_uv-2d":
             t[5] = t[5].reshape(4 * 16, 32)
+        # A trailing axis of 1: every shape check on the first three axes passes, only the rank is wrong
+        elif name == "q_pe-4d-trailing":
+            t[1] = t[1][..., None]
+        elif name == "c_kv-4d-trailing":
+            t[2] = t[2][..., None]
+        elif name == "w_uv-4d-trailing":
+            t[5] = t[5][..., None]
         elif name == "q_pe-wrong-heads":
             t[1] = z(2, 3, 8)
         elif name == "c_kv-wrong-batch":
@@ -332,7 +355,8 @@ def grade(g: Grading) -> None:
 
     for name in ("cache_lens-float", "cache_lens-float32-whole", "cache_lens-wrong-length",
                  "cache_lens-one-for-all", "cache_lens-2d", "cache_lens-list", "S-zero", "q_nope-2d", "q_pe-4d", "c_kv-4d",
-                 "k_pe-2d", "w_uv-2d", "q_pe-wrong-heads", "c_kv-wrong-batch", "w_uv-wrong-rank",
+                 "k_pe-2d", "w_uv-2d", "q_pe-4d-trailing", "c_kv-4d-trailing", "w_uv-4d-trailing",
+                 "q_pe-wrong-heads", "c_kv-wrong-batch", "w_uv-wrong-rank",
                  "w_uv-wrong-heads"):
         with g.case(f"rejects-{name}", group=INPUT_CHECKS):
             t, cl = modify(name)
