@@ -127,6 +127,16 @@ STALLS = [
     ("bf16-half-the-smallest-subnormal", 2.0 ** -134, torch.bfloat16),
     ("fp16-stalls-in-the-top-binade", 16.0, torch.float16),
     ("fp32-overflows-from-the-top-binade", 2.0 ** 104, torch.float32),
+    # the same ends for the other formats: each table row's smallest normal exponent (the
+    # subnormal spacing: the smallest subnormal steps, half of it rounds to 0) and largest
+    # exponent (half the top binade's spacing stalls at 2**127; the whole spacing overflows)
+    ("fp16-smallest-subnormal", 2.0 ** -24, torch.float16),
+    ("fp16-half-the-smallest-subnormal", 2.0 ** -25, torch.float16),
+    ("fp32-smallest-subnormal", 2.0 ** -149, torch.float32),
+    ("fp32-half-the-smallest-subnormal", 2.0 ** -150, torch.float32),
+    ("bf16-stalls-in-the-top-binade", 2.0 ** 119, torch.bfloat16),
+    ("bf16-overflows-from-the-top-binade", 2.0 ** 120, torch.bfloat16),
+    ("fp32-stalls-in-the-top-binade", 2.0 ** 103, torch.float32),
 ]
 
 
@@ -311,6 +321,8 @@ def grade(g: Grading) -> None:
         # tol equal to an error the model reaches: that length is not bad yet (strictly greater)
         ("tol-equals-error-at-onset", base, float(curve[onset - 1]), []),
         ("tol-equals-error-at-1000", base, float(curve[999]), []),
+        # tol equal to the error at max_len: no length exceeds it, so None
+        ("tol-equals-error-at-max_len", base, float(curve[base.max_len - 1]), []),
     ]
     for name, model, tol, up in fbl:
         with g.case(f"first-bad-length-{name}"):
