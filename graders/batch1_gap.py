@@ -171,6 +171,9 @@ CLASS_ROWS = [   # (name, duration us)
     ("void at::native::cunn_SoftMaxForward<4, float>", 2.0),
     ("flashinfer_sampling_kernel", 1.25),
     ("void flash::flash_fwd_splitkv_mla_kernel<576>", 6.0),
+    # names that match two rows: the first row of the table wins, not the last
+    ("fmha_fwd_online_softmax_bf16_sm90", 2.75),                      # attention, not sampling
+    ("void cutlass::gemm::kernel::GemmSoftmax<cutlass::bfloat16_t>", 3.75),  # GEMM, not sampling
 ]
 
 
@@ -260,6 +263,39 @@ def _near_zero_tie_trace() -> dict:
     return {"traceEvents": ev[::-1]}
 
 
+def _near_tie_trace() -> dict:
+    """launch_overhead 16 us and cpu_gaps 16 + 2^-21 us per step: nonzero buckets 4.8e-10 ms apart,
+    a tie under the 1e-9 ms band, so launch_overhead (listed first) ranks first although
+    cpu_gaps is the larger float; a tie test on one bucket alone, or on their sum, misses it."""
+    gap = 2.0 ** -21
+    ev = []
+    for step, b in ((0, 0.0), (1, 64.0), (2, 128.0)):
+        ev += [_x("kernel", "nvjet_tst_64x8", b, 10.0, step=step),
+               _x("cuda_runtime", "cudaLaunchKernel", b + 10.0, 16.0, correlation=step),
+               _x("kernel", "rms_norm_kernel", b + 26.0, 22.0 - gap, step=step),
+               _x("cpu_op", "Scheduler.schedule", b + 48.0 - gap, 16.0 + gap)]
+    return {"traceEvents": [e for e in ev if e["ts"] < 130.0][::-1]}
+
+
+def _host_holes_trace() -> dict:
+    """No ProfilerStep: the host is uninstrumented in places. The first idle gap [10, 30) begins
+    before the first host event (a launch at 15); a launch call [31, 31.5) ends before the idle
+    gap [32, 40) that follows it (no host event there: cpu_gaps); a 0 us kernel and a 0 us
+    runtime call (allowed: dur >= 0) change nothing."""
+    ev = []
+    for step, b in ((0, 0.0), (1, 100.0), (2, 200.0)):
+        ev += [_x("kernel", "nvjet_tst_64x8", b, 10.0, step=step),
+               _x("cuda_runtime", "cudaLaunchKernel", b + 15.0, 10.0, correlation=3 * step),
+               _x("kernel", "rms_norm_kernel", b + 30.0, 2.0, step=step),
+               _x("cuda_runtime", "cudaLaunchKernel", b + 31.0, 0.5, correlation=3 * step + 1),
+               _x("kernel", "argmax_kernel", b + 40.0, 3.0, step=step),
+               _x("kernel", "void vllm::copy_blocks_kernel<int>", b + 45.0, 0.0, step=step),
+               _x("cuda_runtime", "cudaPeekAtLastError", b + 50.0, 0.0),
+               _x("cpu_op", "Sample", b + 60.0, 20.0),
+               _x("cuda_runtime", "cudaStreamSynchronize", b + 85.0, 5.0)]
+    return {"traceEvents": [e for e in ev if e["ts"] < 226.0][::-1]}
+
+
 def check(out, exp) -> None:
     if not isinstance(out, dict) or set(out) != set(KEYS):
         fail(f"expected a dict with exactly the keys {list(KEYS)}")
@@ -293,6 +329,8 @@ def grade(g: Grading) -> None:
                   ref.batch1_attribution(trace, m, gpu, ctx, wd, kd))
     for name, trace in (("host-state-priorities", _priority_trace()), ("ranking-tie", _tie_trace()),
                         ("ranking-tie-near-zero", _near_zero_tie_trace()),
+                        ("ranking-near-tie-nonzero", _near_tie_trace()),
+                        ("host-holes-and-zero-durations", _host_holes_trace()),
                         ("kernel-class-table", _class_table_trace()),
                         ("ignored-events-with-steps", _ignored_events_trace()),
                         ("sampler-and-operator-names", _host_names_trace()),

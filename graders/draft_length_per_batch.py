@@ -119,7 +119,8 @@ def grade(g: Grading) -> None:
               ("alpha-1-compute-bound", STORY, EAGLE, 900, 256, 6, 1),
               ("alpha-half", STORY, EAGLE, 200, 1000, 2, 0.5),
               ("story-fp8-kv-b150-c8192-g4", STORY_KV8, EAGLE_KV8, 150, 8192, 4, 0.8),
-              ("8b-draft-model-fp8-kv-b48-c4096-g3", STORY_KV8, DRAFT_8B_TP8_KV8, 48, 4096, 3, 0.7)]
+              ("8b-draft-model-fp8-kv-b48-c4096-g3", STORY_KV8, DRAFT_8B_TP8_KV8, 48, 4096, 3, 0.7),
+              ("empty-context-b64-c0-g3", STORY, EAGLE, 64, 0, 3, 0.8)]
     for name, t, d in PAIRS[1:]:
         for b, c, gg, a in ((1, 1500, 4, 0.7), (200, 300, 3, 0.85), (1024, 4000, 6, 0.6)):
             speeds.append((f"{name}-b{b}-c{c}-g{gg}-a{a}", t, d, b, c, gg, a))
@@ -136,6 +137,7 @@ def grade(g: Grading) -> None:
              ("rush-b600-c2048", STORY, EAGLE, 600, 2048, 0.8, 8),
              ("rush-b150-c8192", STORY, EAGLE, 150, 8192, 0.8, 8),
              ("g-max-0", STORY, EAGLE, 1, 2048, 0.8, 0),
+             ("empty-context-b1-c0", STORY, EAGLE, 1, 0, 0.8, 8),
              ("g-max-3-binds", STORY, EAGLE, 1, 2048, 0.8, 3),
              ("alpha-0", STORY, EAGLE, 1, 2048, 0.0, 8),
              ("alpha-1-memory-bound", STORY, EAGLE, 2, 2048, 1.0, 10),
@@ -174,6 +176,8 @@ def grade(g: Grading) -> None:
               ("kv-cap-gmax-4", STORY, EAGLE, 4000, 0.8, 4, 1024, 200 * gap(4000, 4)),
               ("kv-one-request", STORY, EAGLE, 30000, 0.8, 8, 1024, gap(30000, 8)),
               ("max-seqs-one", STORY, EAGLE, 2048, 0.8, 8, 1, STORY_KV),
+              ("empty-context-c0", STORY, EAGLE, 0, 0.8, 8, 1024, STORY_KV),
+              ("g-max-0-c2048", STORY, EAGLE, 2048, 0.8, 0, 1024, STORY_KV),
               ("tie-hardware", TIE_TARGET, TIE_DRAFTER, TIE_C, 1.0, 5, 12, 10 ** 9),
               ("8b-draft-model-c1000", STORY, DRAFT_8B_TP8, 1000, 0.8, 8, 1024, STORY_KV),
               ("h200-fp8-c3000", H200_FP8, PAIRS[2][2], 3000, 0.75, 8, 512, 2_000_000),
@@ -201,6 +205,10 @@ def grade(g: Grading) -> None:
         ("step-negative-g", "spec_step_time", (STORY, EAGLE, 1, 512, -1)),
         ("step-float-g", "spec_step_time", (STORY, EAGLE, 1, 512, 2.0)),
         ("step-bool-batch", "spec_step_time", (STORY, EAGLE, True, 512, 4)),
+        ("step-target-not-a-step-model", "spec_step_time", (specs.LLAMA_3_1_70B, EAGLE, 1, 512, 4)),
+        ("speedup-drafter-not-a-step-model", "spec_speedup",
+         (STORY, specs.LLAMA_3_1_8B, 1, 512, 4, 0.8)),
+        ("speedup-batch-zero", "spec_speedup", (STORY, EAGLE, 0, 512, 4, 0.8)),
         ("speedup-alpha-above-one", "spec_speedup", (STORY, EAGLE, 1, 512, 4, 1.2)),
         ("speedup-alpha-negative", "spec_speedup", (STORY, EAGLE, 1, 512, 4, -0.1)),
         ("speedup-alpha-nan", "spec_speedup", (STORY, EAGLE, 1, 512, 4, float("nan"))),
