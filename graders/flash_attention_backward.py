@@ -255,6 +255,7 @@ def grade(g: Grading) -> None:
         ("rejects-dtypes-that-differ", (q, q, q.double(), q, lse, q), {}),
         ("rejects-integer-dtype", (q.long(), q.long(), q.long(), q.long(), lse, q.long()), {}),
         ("rejects-block_k-0", (q, q, q, q, lse, q), {"block_k": 0}),
+        ("rejects-block_q-0-causal", (q, q, q, q, lse, q), {"block_q": 0, "causal": True}),
         ("rejects-negative-block_q", (q, q, q, q, lse, q), {"block_q": -1}),
         ("rejects-negative-block_k", (q, q, q, q, lse, q), {"block_k": -16}),
     ]
