@@ -17,7 +17,8 @@
    float32 step either side of 448 * amax / div (div 200 and 100, K and V: the test is exact, not
    float32) and float32 maxima at div 448 for which 448 * (amax / 448) < amax (a test against the
    rounded scale clips the calibration maximum itself); div 500/600, where tokens of the window
-   clip; a read budget (each token at most twice).
+   clip; div 1; a 4097-token stream whose last (one-token) read clips and ends the window; a
+   read budget (each token at most twice).
 Then the input checks.
 """
 
@@ -502,6 +503,15 @@ def grade(g: Grading) -> None:
     wide = make_stream(10000 + rnd.randrange(10**6), 12000, 2, 16)
     w0 = 3000 + rnd.randrange(0, 2000)
     audit_case("audit-div-above-448-window-clips", wide, w0, w0 + 2048, 500.0, 600.0)
+    # div 1 (scale = amax, 448x headroom): only a token 448x the calibration maximum clips
+    sp = [(p, "k", None, rnd.uniform(2000, 3000)) for p in positions(2, 1000, 5000)]
+    audit_case("audit-div-1-scale-is-amax", make_stream(11000 + rnd.randrange(10**6), 5000, 2, 8, spikes=sp),
+               0, 1000, 1.0, 100.0)
+    # 4097 tokens: the last read is one token (4096), and it clips / holds the window's maximum
+    last = make_stream(12000 + rnd.randrange(10**6), 4097, 1, 8,
+                       spikes=[(4096, "v", None, rnd.uniform(30, 60)), (4096, "k", None, rnd.uniform(30, 60))])
+    audit_case("audit-last-token-clips", last, 0, 2048, 200.0, 100.0)
+    audit_case("audit-window-ends-on-its-maximum", last, 0, 4097, 200.0, 100.0)
 
     # 5. input checks ---------------------------------------------------------------------------
     x = torch.randn(4, 8, generator=g.rng(5)).to(dev)
@@ -516,6 +526,7 @@ def grade(g: Grading) -> None:
         ("encode-scale-a-string", "fp8_encode", (x, "0.5", "e4m3")),
         ("encode-fnuz-format", "fp8_encode", (x, 1.0, "e4m3fnuz")),
         ("encode-int-tensor", "fp8_encode", (torch.ones(3, dtype=torch.int64, device=dev), 1.0, "e4m3")),
+        ("encode-integer-scale-tensor", "fp8_encode", (x, torch.tensor(2, device=dev), "e4m3")),
         ("decode-not-uint8", "fp8_decode", (torch.ones(3, dtype=torch.int32, device=dev), 1.0, "e4m3")),
         ("decode-nan-code-e4m3", "fp8_decode", (torch.tensor([0x7F], dtype=torch.uint8, device=dev), 1.0, "e4m3")),
         ("decode-inf-code-e5m2", "fp8_decode", (torch.tensor([0x7C], dtype=torch.uint8, device=dev), 1.0, "e5m2")),
@@ -534,6 +545,10 @@ def grade(g: Grading) -> None:
         ("attention-scale-wrong-length", "fp8_decode_attention",
          (torch.zeros(1, 8, 8, device=dev), c, c, torch.ones(3, device=dev), 1.0)),
         ("attention-zero-v-scale", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c, c, 1.0, 0.0)),
+        ("attention-q-nan", "fp8_decode_attention",
+         (torch.zeros(1, 8, 8, device=dev).index_fill(2, torch.tensor([3], device=dev), math.nan), c, c, 1.0, 1.0)),
+        ("attention-cache-a-list", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c.tolist(), c, 1.0, 1.0)),
+        ("attention-zero-kv-heads", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c[:, :0], c[:, :0], 1.0, 1.0)),
         ("attention-q-integer", "fp8_decode_attention",
          (torch.zeros(1, 8, 8, dtype=torch.int64, device=dev), c, c, 1.0, 1.0)),
         ("attention-sm-scale-zero", "fp8_decode_attention", (torch.zeros(1, 8, 8, device=dev), c, c, 1.0, 1.0, "e4m3", 0.0)),
@@ -549,6 +564,7 @@ def grade(g: Grading) -> None:
     zero_head.k[:100] = 0
     for nm, s, args in (("audit-calib-end-past-length", small, (0, 3001, 200.0, 100.0)),
                         ("audit-empty-window", small, (50, 50, 200.0, 100.0)),
+                        ("audit-float-calib-end", small, (0, 100.0, 200.0, 100.0)),
                         ("audit-negative-start", small, (-1, 100, 200.0, 100.0)),
                         ("audit-zero-div", small, (0, 100, 0.0, 100.0)),
                         ("audit-all-zero-calibration", zero_head, (0, 100, 200.0, 100.0))):
