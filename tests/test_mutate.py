@@ -242,7 +242,8 @@ def test_the_report_lists_scores_and_survivor_diffs(fixture_run):
     _, run = fixture_run
     md = markdown([run], command="inferprep mutate running-total", seconds=12.0, salt=1, jobs=2, root=ROOT)
     assert "**Overall: 87.5%** of 16 non-equivalent mutants detected (14)" in md
-    assert f"| `running-total` | 17 | 12 | 1 | 1 | 2 | 1 | 0 | 87.5% | 4 | {run.seconds:.0f} |" in md
+    assert f"| `running-total` | 17 | 12 | 1 | 1 | 2 | 1 | 0 | 87.5% | 4 | 0/7 | {run.seconds:.0f} |" in md
+    assert "Of the 1 equivalents, 0 can be noticed only by salt-blind cases" in md
     assert "| `remove-raise` | 1 | 0 | 1 | 0 | 0 | 0 | 0 | 100.0% |" in md
     assert "-    if n < 0:\n+    if n <= 0:" in md and "-    if n < 0:\n+    if n < 1:" in md
     assert "at commit " in md and "Why our own generator" in md
@@ -504,3 +505,59 @@ def test_cli_regrades_only_the_mutants_asked_for(monkeypatch):
                           [["--all", "--mutant", "compare@7:9#0"], "--mutant needs exactly one SLUG"]):
         r = CliRunner().invoke(cli, ["mutate", *args])
         assert r.exit_code == 2 and message in " ".join(r.output.split()), r.output
+
+
+SALT_READ = "    rnd = random.Random(g.salt)   # every case below depends on the salt\n"
+
+
+@pytest.mark.parametrize("where, blind, extra_cases", [
+    # the salt is never read: every case is the same under every salt, the extra salts are skipped
+    ("never", 7, None),
+    # first read after the first case: the listed mutant's own cases that depend on the salt are
+    # the later two running-total cases and the input check; it is graded on those under each extra salt
+    ("after the first case", 1, {"running-total-5", "running-total-8", "rejects-negative-n"}),
+])
+def test_the_extra_salts_skip_cases_that_ran_before_the_grader_read_its_salt(tmp_path, monkeypatch, where, blind,
+                                                                             extra_cases):
+    import shutil
+
+    from inferprep.mutate import selection
+    from inferprep.runner import judge
+    monkeypatch.setattr(selection, "WORTH", 0.0)
+    root = tmp_path / "content"
+    shutil.copytree(MUTATE_CONTENT, root)
+    grader = root / "graders" / "running_total.py"
+    text = grader.read_text()
+    assert SALT_READ in text
+    text = text.replace(SALT_READ, "    rnd = random.Random(0)\n")
+    if where == "after the first case":
+        line = "        xs = [rnd.randrange(-9, 10) for _ in XS]\n"
+        assert line in text
+        text = text.replace(line, line + "        if n == 5:\n            g.salt\n")
+    grader.write_text(text)
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
+    real, seen = judge.grade, []
+
+    def recording(*a, **kw):
+        seen.append((kw.get("salt"), kw.get("cases")))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(judge, "grade", recording)
+    run = mutate_exercise(catalog.get("running-total"), jobs=1, n_differential=2, only={"reversed@10:14#0"})
+    assert [o.result for o in run.outcomes] == [Result.EQUIVALENT] and not run.errors, (run.outcomes, run.errors)
+    assert (run.cases, run.salt_blind_cases) == (7, blind)
+    extra = [cases for salt, cases in seen if salt != MUTATE_SALT]
+    if extra_cases is None:
+        assert extra == [] and run.salt_blind_equivalents == 1
+    else:
+        assert len(extra) == 2 and all(c.only == extra_cases for c in extra) and run.salt_blind_equivalents == 0
+
+
+def test_a_grading_notes_which_cases_ended_after_its_first_salt_read(monkeypatch):
+    from inferprep.grading import CaseSelection
+    from inferprep.runner import judge
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(MUTATE_CONTENT))
+    ex = catalog.get("running-total")
+    seen = CaseSelection()
+    assert judge.grade(ex, ex.reference_path.read_text(), salt=1, cases=seen).ok
+    assert len(seen.salted) == 7   # the fixture's grader reads its salt before the first case

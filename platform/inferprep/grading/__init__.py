@@ -82,6 +82,12 @@ class CaseSelection:
 
     only: frozenset[str] | None = None
     calls: dict[str, set[str]] = field(default_factory=dict)
+    salted: set[str] = field(default_factory=set)
+    """Filled in as the grading goes: the cases that ended at or after the grader's first read of
+    ``Grading.salt``. Every other case ran before the grading read its salt, so its data and checks
+    are the same under every salt (every random choice of a grader derives from the salt): grading
+    it under another salt repeats it. Whether a case is in this set is itself the same under every
+    salt, since all that ran before the first read was."""
 
 
 def load_module(path: Path, name: str) -> ModuleType:
@@ -117,10 +123,16 @@ class Grading:
         needs to know that a stub or a known-wrong variant fails the group it targets)."""
         self.died_in: str | None = None
         """The group of the case in which the submission's process stopped, if it did."""
-        self.salt = secrets.randbits(63) if salt is None else int(salt)
+        self._salt = secrets.randbits(63) if salt is None else int(salt)
+        self._salt_read = False
+
+    @property
+    def salt(self) -> int:
         """The grading's secret (fresh per grading unless replaying one): every random choice a
         grader makes (hidden data, case order, a hosted specimen's behaviour) derives from it, never
-        from the submission's code."""
+        from the submission's code. Its first read is noted (``CaseSelection.salted``)."""
+        self._salt_read = True
+        return self._salt
 
     # -- the submission -------------------------------------------------------------------------
     def call(self, fn: str, *args, **kwargs) -> Any:
@@ -261,6 +273,7 @@ class Grading:
                 yield
             except Exception:  # noqa: BLE001 - the body cannot reach a dead submission
                 pass
+            self._note_salted(name)
             self._record(name, Status(self.proc.dead.status),
                          "not run: the submission process stopped in an earlier case", 0.0, points, group)
             return
@@ -270,6 +283,7 @@ class Grading:
             with trace:
                 yield
         except SkipCase:
+            self._note_salted(name)
             return  # left out by the CaseSelection: not part of the verdict
         except WrongAnswer as e:
             status, message = Status.WRONG_ANSWER, str(e)
@@ -287,9 +301,14 @@ class Grading:
             self.internal = "".join(traceback.format_exception(e))
         finally:
             self._case = None
+        self._note_salted(name)
         self._record(name, status, message, time.perf_counter() - t0, points, group, trace.detail())
         if self.fail_fast is not None and status != Status.PASSED and (group == self.fail_fast or self.proc.dead):
             raise StopGrading(name)
+
+    def _note_salted(self, name: str) -> None:
+        if self._salt_read and self._selection is not None:
+            self._selection.salted.add(name)
 
     def _record(self, name, status, message, seconds, points, group=CORE, detail=None) -> None:
         r = CaseResult(name=name, passed=status == Status.PASSED, status=status, message=message[:8000],

@@ -21,9 +21,12 @@ Results, per mutant:
 Score = detected (killed + killed by input checks + timed out) / non-equivalent valid mutants.
 The differential check of a listed equivalent mutant grades it under more salts (other hidden data
 where a grader draws from its salt; ``differential_count``) and requires every case, input checks
-included, to pass each time. Under the extra salts it is graded on its own cases (``selection``)
-where it has a selection: the cases left out run none of the mutated code, so only their time is
-saved; under the run's salt it is always graded whole.
+included, to pass each time. Under the extra salts it is graded only on the cases that can notice
+it (its own cases, ``selection``) and that depend on the salt: a case that ends before the grader
+first reads its salt (``CaseSelection.salted``) has the same data under every salt, so grading it
+again would repeat the run's salt. A listed mutant that only such cases can notice is confirmed
+under the run's salt alone (counted in ``ExerciseRun.salt_blind_equivalents``). Under the run's
+salt it is always graded whole.
 
 Unless ``exact``, a mutant is first graded on the cases that can notice it (``selection``); one
 that passes them is graded again on every case before it counts as a survivor.
@@ -131,6 +134,9 @@ class ExerciseRun:
     selected: int = 0                    # mutants graded on their own cases first
     regraded: int = 0                    # of those, graded again whole (they passed their cases)
     distrusted: int = 0                  # case selections the reference failed (graded whole)
+    cases: int = 0                       # hidden cases of the grader
+    salt_blind_cases: int = 0            # of those, cases that ran before the grader read its salt
+    salt_blind_equivalents: int = 0      # listed equivalents noticed only by salt-blind cases (no extra salts)
     phase_seconds: dict[str, float] = field(default_factory=dict)  # grading time by PHASES (summed over jobs)
 
     def count(self, *results: Result) -> int:
@@ -323,6 +329,9 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
     k = min(range(2), key=lambda i: refs[i].seconds)
     ref = refs[k]
     run.reference_seconds = ref.seconds
+    all_cases = frozenset(c.name for c in ref.cases)
+    salted = frozenset(seen[k].salted) & all_cases
+    run.cases, run.salt_blind_cases = len(all_cases), len(all_cases - salted)
     if not ref.ok:
         run.errors.append(f"the reference does not pass its own grader ({ref.status.value}: "
                           f"{classify(ref)[1] or ref.message[:160]}); no mutant graded")
@@ -361,6 +370,21 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
                 run.regraded += 1
         return classify(grade(m.code, limited, salt, phase="mutants" if cases is None else "regrade"))
 
+    def differential_scope(m: Mutant) -> frozenset[str] | None:
+        """The cases a listed mutant is graded on under the extra salts: those that can notice it
+        (its selection, or every case) and that depend on the salt (``CaseSelection.salted``; the
+        others would only repeat the grading under the run's salt). None: every case (no trusted
+        smaller selection); empty: no case, the extra salts are skipped."""
+        own = planner.cases_for(m) if planner is not None else None
+        scope = (all_cases if own is None else own) & salted
+        if not scope:
+            return frozenset()
+        if scope == all_cases:
+            return None
+        if planner is not None and planner.trusted(scope):
+            return scope
+        return own
+
     def one(m: Mutant) -> Outcome:
         t = time.perf_counter()
         try:
@@ -375,11 +399,14 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
                     confirmed.hits += 1
                     result, detail = Result.EQUIVALENT, listed[m.key].reason
                 else:
-                    own = planner.cases_for(m) if planner is not None else None
+                    scope = differential_scope(m)
+                    if scope == frozenset():
+                        with lock:
+                            run.salt_blind_equivalents += 1
                     result, detail = _confirm(m, result, detail, listed[m.key],
                                               lambda s: grade(m.code, limited, s, False, phase="differential",
-                                                              cases=None if own is None else CaseSelection(own)),
-                                              salts)
+                                                              cases=None if scope is None else CaseSelection(scope)),
+                                              salts if scope != frozenset() else [])
                     if confirmed is not None and result is Result.EQUIVALENT:
                         confirmed.add(key, n_salts)
             out = Outcome(m, result, time.perf_counter() - t, detail)

@@ -117,6 +117,12 @@ material:
   it passes every case, input checks included, under the run's salt and {MIN_DIFFERENTIAL_SALTS} to
   {DIFFERENTIAL_SALTS} more salts (as many as fit in about {DIFFERENTIAL_BUDGET_S:g} s of the reference's
   grading time: the per-exercise table's `salts` column). An entry the check refutes, or that matches no mutant any more, is an error.
+- Under the extra salts a listed mutant is graded only on the cases that can notice it and that
+  depend on the salt. A case that ends before the grader first reads its salt draws the same data
+  and makes the same checks under every salt (every random choice of a grader derives from it),
+  so grading it again would only repeat the run's salt; the `salt-blind cases` column counts them.
+  A listed mutant that only salt-blind cases can notice is confirmed by the run's salt alone:
+  for such graders the extra salts never were new evidence.
 
 Why our own generator and not a library: mutmut (3.x) and cosmic-ray (8.x) are built around
 running a test command per mutant (mutmut also rewrites the code under test into trampolines
@@ -153,16 +159,30 @@ def markdown(runs: list[ExerciseRun], *, command: str, seconds: float, salt: int
         f"{len(runs) - len(below)} of {len(runs)} exercises reach {SCORE_GOAL:.0%}.",
         "",
     ]
+    phases: dict[str, float] = {}
+    for r in runs:
+        for k, v in r.phase_seconds.items():
+            phases[k] = phases.get(k, 0.0) + v
+    if any(v >= 30 for v in phases.values()):
+        lines += ["Grading time by phase, summed over jobs: " + ", ".join(
+            f"{k} {v / 60:.1f} min" for k, v in phases.items() if v >= 30) + ".", ""]
+    n_eq = count(outcomes, Result.EQUIVALENT)
+    blind = sum(r.salt_blind_equivalents for r in runs)
+    if n_eq:
+        lines += [f"Of the {n_eq} equivalents, {blind} can be noticed only by salt-blind cases and were "
+                  f"confirmed under the run's salt alone; the others also under the extra salts.", ""]
     errors = [(r.slug, e) for r in runs for e in r.errors]
     if errors:
         lines += ["## Errors", ""] + [f"- `{slug}`: {e}" for slug, e in errors] + [""]
     head = "| {} | mutants | " + " | ".join(HEADERS) + " | score |"
     rule = "|---|" + "---:|" * (len(HEADERS) + 2)
-    lines += ["## Per exercise", "", "Lowest score first; `salts`: the extra salts of the differential check; the "
+    lines += ["## Per exercise", "", "Lowest score first; `salts`: the extra salts of the differential check; "
+              "`salt-blind cases`: hidden cases that end before the grader reads its salt; the "
               "last column is the exercise's time in this run.", "",
-              head.format("exercise") + " salts | seconds |", rule + "---:|---:|"]
+              head.format("exercise") + " salts | salt-blind cases | seconds |", rule + "---:|---:|---:|"]
     for r in sorted(runs, key=lambda r: (r.score if r.score is not None else 2.0, r.slug)):
-        lines.append(f"| `{r.slug}` | " + " | ".join(_row(r.outcomes)) + f" | {r.differential_salts} | {r.seconds:.0f} |")
+        lines.append(f"| `{r.slug}` | " + " | ".join(_row(r.outcomes))
+                     + f" | {r.differential_salts} | {r.salt_blind_cases}/{r.cases} | {r.seconds:.0f} |")
     lines += ["", "## Per operator", "", head.format("operator"), rule]
     for name, outs in by_operator(runs).items():
         lines.append(f"| `{name}` | " + " | ".join(_row(outs)) + " |")

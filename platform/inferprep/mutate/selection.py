@@ -108,12 +108,18 @@ class Planner:
         chosen = frozenset(c for c in self.all_cases if not self.case_calls.get(c) or self.case_calls[c] & entry)
         if sum(self.case_seconds[c] for c in self.all_cases - chosen) < WORTH * self._total:
             return None
+        return chosen if self.trusted(chosen) else None
+
+    def trusted(self, chosen: frozenset[str]) -> bool:
+        """Does the reference pass when graded on ``chosen`` alone? (Graded once per selection.)"""
+        if chosen == self.all_cases:
+            return True
         with self._lock:
             lock = self._locks.setdefault(chosen, threading.Lock())
         with lock:
             if chosen not in self._trusted:
                 self._trusted[chosen] = self._trust(chosen)
-        return chosen if self._trusted[chosen] else None
+        return self._trusted[chosen]
 
     @property
     def distrusted(self) -> int:
