@@ -439,6 +439,8 @@ def test_a_case_selection_records_calls_and_leaves_out_other_cases(monkeypatch):
                           "rejects-negative-n": {"running_total"}}
     only = judge.grade(ex, code, salt=1, cases=CaseSelection(frozenset({"ceil-steps-1-5", "rejects-negative-n"})))
     assert [c.name for c in only.cases] == ["ceil-steps-1-5", "rejects-negative-n"] and only.ok
+    skipped = judge.grade(ex, code, salt=1, cases=CaseSelection(skip=frozenset({"running-total-2", "no-such-case"})))
+    assert [c.name for c in skipped.cases] == [c.name for c in whole.cases][1:] and skipped.ok
     wrong = code.replace("steps += 1", "steps += 2")
     left_out = judge.grade(ex, wrong, salt=1, cases=CaseSelection(frozenset({"running-total-2"})))
     assert left_out.ok and [c.name for c in left_out.cases] == ["running-total-2"]   # its mistake is not run
@@ -489,9 +491,11 @@ def test_the_extra_salts_grade_a_listed_mutant_on_its_own_cases(monkeypatch, fix
     run = mutate_exercise(ex, jobs=1, n_differential=2, only={"reversed@10:14#0"})
     assert [o.result for o in run.outcomes] == [Result.EQUIVALENT], run.outcomes
     extra = [cases for salt, cases in seen if salt != MUTATE_SALT]
-    assert len(extra) == 2 and all(c is not None and c.only == {"running-total-2", "running-total-5", "running-total-8", "rejects-negative-n"} for c in extra), extra
+    # its own cases, the others left out by exclusion (a case named only under another salt runs)
+    assert len(extra) == 2 and all(c is not None and c.only is None and c.skip == {
+        "ceil-steps-10-3", "ceil-steps-12-4", "ceil-steps-1-5"} for c in extra), extra
     # under the run's salt it was graded on its cases, then whole (a survivor is a survivor of the whole grader)
-    assert [c is None for s, c in seen[-4:-2]] == [False, True]
+    assert [c.only is None and not c.skip for s, c in seen[-4:-2]] == [False, True]
     assert set(run.phase_seconds) == {"reference", "trust", "mutants", "regrade", "differential"}
     assert all(run.phase_seconds[p] > 0 for p in ("reference", "trust", "mutants", "regrade", "differential"))
 
@@ -513,11 +517,11 @@ SALT_READ = "    rnd = random.Random(g.salt)   # every case below depends on the
 @pytest.mark.parametrize("where, blind, extra_cases", [
     # the salt is never read: every case is the same under every salt, the extra salts are skipped
     ("never", 7, None),
-    # first read after the first case: the listed mutant's own cases that depend on the salt are
-    # the later two running-total cases and the input check; it is graded on those under each extra salt
-    ("after the first case", 1, {"running-total-5", "running-total-8", "rejects-negative-n"}),
+    # first read after the first case: some of the listed mutant's own cases depend on the salt, so
+    # it is graded on all of them under each extra salt (the others left out by exclusion)
+    ("after the first case", 1, {"ceil-steps-10-3", "ceil-steps-12-4", "ceil-steps-1-5"}),
 ])
-def test_the_extra_salts_skip_cases_that_ran_before_the_grader_read_its_salt(tmp_path, monkeypatch, where, blind,
+def test_the_extra_salts_are_skipped_when_only_salt_blind_cases_can_notice_a_mutant(tmp_path, monkeypatch, where, blind,
                                                                              extra_cases):
     import shutil
 
@@ -550,7 +554,8 @@ def test_the_extra_salts_skip_cases_that_ran_before_the_grader_read_its_salt(tmp
     if extra_cases is None:
         assert extra == [] and run.salt_blind_equivalents == 1
     else:
-        assert len(extra) == 2 and all(c.only == extra_cases for c in extra) and run.salt_blind_equivalents == 0
+        assert len(extra) == 2 and run.salt_blind_equivalents == 0
+        assert all(c.only is None and c.skip == extra_cases for c in extra), extra
 
 
 def test_a_grading_notes_which_cases_ended_after_its_first_salt_read(monkeypatch):
@@ -561,3 +566,74 @@ def test_a_grading_notes_which_cases_ended_after_its_first_salt_read(monkeypatch
     seen = CaseSelection()
     assert judge.grade(ex, ex.reference_path.read_text(), salt=1, cases=seen).ok
     assert len(seen.salted) == 7   # the fixture's grader reads its salt before the first case
+
+
+MEMO_REFERENCE = '''_MEMO: dict[int, int] = {}
+
+
+def running_total(xs: list[int], n: int) -> int:
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    total = 0
+    for i in range(n):
+        total += xs[i]
+    return total
+
+
+def ceil_steps(total: int, step: int) -> int:
+    key = total * 100 + step
+    if key in _MEMO:
+        return _MEMO[key]
+    done, steps = 0, 0
+    while done < total:
+        done += step
+        steps += 1
+    _MEMO[key] = steps
+    return steps
+'''
+
+LATE_SALT_GRADER = '''import random
+
+from inferprep.grading import INPUT_CHECKS, Grading, expect_equal
+
+XS = [3, 1, 4, 1, 5, 9, 2, 6]
+
+
+def grade(g: Grading) -> None:
+    ref = g.reference()
+    for n in (2, 5, 8):
+        with g.case(f"running-total-{n}"):
+            expect_equal(g.call("running_total", XS, n), ref.running_total(XS, n))
+    for total, step in ((12, 4), (13, 5), (1, 5)):          # fixed data: salt-blind cases
+        with g.case(f"ceil-steps-{total}-{step}"):
+            expect_equal(g.call("ceil_steps", total, step), ref.ceil_steps(total, step))
+    rnd = random.Random(g.salt)                              # the first read of the salt
+    total, step = rnd.randrange(8, 14), rnd.randrange(1, 6)
+    with g.case("ceil-steps-salted"):
+        expect_equal(g.call("ceil_steps", total, step), ref.ceil_steps(total, step))
+    with g.case("rejects-negative-n", group=INPUT_CHECKS):
+        g.raises("ValueError", "running_total", XS, -1)
+'''
+
+
+def test_a_salt_blind_case_that_leaves_state_for_a_salted_one_is_graded_under_the_extra_salts(tmp_path, monkeypatch):
+    """Found by a red-team review: the salt-blind cases leave state behind (here a memo table in the
+    submission's module) that a salted case then meets. A wrong mutant of the memo key passes under
+    the run's salt and is refuted only when the blind cases run under the extra salts too."""
+    import shutil
+    root = tmp_path / "content"
+    shutil.copytree(MUTATE_CONTENT, root)
+    (root / "reference" / "running_total.py").write_text(MEMO_REFERENCE)
+    (root / "graders" / "running_total.py").write_text(LATE_SALT_GRADER)
+    (root / "tests/wrong/running_total/equivalent.toml").write_text(
+        '[[mutant]]\noperator = "drop-term"\nline = "key = total * 100 + step"\noccurrence = 1\n'
+        'reason = "wrong on purpose: the memo key needs the step too"\n')
+    monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
+    ex = catalog.get("running-total")
+    wrong = [m for m in generate(MEMO_REFERENCE, None, ex.meta.entrypoints)
+             if m.operator == "drop-term" and "key = total * 100\n" in m.code]
+    assert len(wrong) == 1
+    run = mutate_exercise(ex, jobs=1, n_differential=4, only={wrong[0].id})
+    assert [o.result for o in run.outcomes] == [Result.KILLED], run.outcomes
+    assert "refuted by salt" in run.outcomes[0].detail and run.salt_blind_cases == 6
+    assert any("is listed as equivalent" in e for e in run.errors)

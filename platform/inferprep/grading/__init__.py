@@ -75,19 +75,23 @@ class CaseSelection:
 
     ``only``: None runs every case; a set of case names runs those, and every other case stops at
     its first call to the submission (``call``, ``raises``, ``call_spmd``, ``launch``) and is left
-    out of the verdict (a case that never calls the submission runs whole). ``calls`` is filled in
+    out of the verdict (a case that never calls the submission runs whole). ``skip``: the cases
+    left out that way, by exclusion: a case whose name it does not list runs (under another salt a
+    grader may name cases that the salt a selection was made under never produced). ``calls`` is filled in
     as the grading goes: case name -> the submission functions (entrypoints, kernels) it called.
     A grader that carries state from one case to the next may behave differently when cases are
     left out; ``inferprep.mutate`` grades the reference under a selection before trusting it."""
 
     only: frozenset[str] | None = None
     calls: dict[str, set[str]] = field(default_factory=dict)
+    skip: frozenset[str] = frozenset()
     salted: set[str] = field(default_factory=set)
     """Filled in as the grading goes: the cases that ended at or after the grader's first read of
-    ``Grading.salt``. Every other case ran before the grading read its salt, so its data and checks
-    are the same under every salt (every random choice of a grader derives from the salt): grading
-    it under another salt repeats it. Whether a case is in this set is itself the same under every
-    salt, since all that ran before the first read was."""
+    ``Grading.salt``. Every other case ran before the grading read its salt, so for the same
+    submission its data, checks and what it leaves behind are the same under every salt (every
+    random choice of a grader derives from the salt): a grading under another salt repeats them.
+    Whether a case is in this set is itself the same under every salt for the same submission
+    (all that ran before the first read was); another submission may move the first read."""
 
 
 def load_module(path: Path, name: str) -> ModuleType:
@@ -147,7 +151,7 @@ class Grading:
         sel, case = self._selection, self._case
         if sel is None or case is None:
             return
-        if sel.only is not None and case not in sel.only:
+        if (sel.only is not None and case not in sel.only) or case in sel.skip:
             raise SkipCase(case)
         sel.calls.setdefault(case, set()).add(fn)
 

@@ -21,12 +21,15 @@ Results, per mutant:
 Score = detected (killed + killed by input checks + timed out) / non-equivalent valid mutants.
 The differential check of a listed equivalent mutant grades it under more salts (other hidden data
 where a grader draws from its salt; ``differential_count``) and requires every case, input checks
-included, to pass each time. Under the extra salts it is graded only on the cases that can notice
-it (its own cases, ``selection``) and that depend on the salt: a case that ends before the grader
-first reads its salt (``CaseSelection.salted``) has the same data under every salt, so grading it
-again would repeat the run's salt. A listed mutant that only such cases can notice is confirmed
-under the run's salt alone (counted in ``ExerciseRun.salt_blind_equivalents``). Under the run's
-salt it is always graded whole.
+included, to pass each time. Under the extra salts it is graded on the cases that can notice it
+(its own cases, ``selection``; left out by exclusion, so a case named only under another salt
+runs). Where all of its own cases end before the grader first reads its salt
+(``CaseSelection.salted``, in the reference's grading and in the mutant's own), they form a prefix
+of the grading with the same data, checks and leftover state under every salt, so the extra salts
+would repeat the run's salt: such a mutant is confirmed under the run's salt alone (counted in
+``ExerciseRun.salt_blind_equivalents``). One case that depends on the salt and the mutant is graded
+on all of its own cases, since a salt-blind case can leave state (the submission's module state, the
+grader's) that a salted case then meets. Under the run's salt it is always graded whole.
 
 Unless ``exact``, a mutant is first graded on the cases that can notice it (``selection``); one
 that passes them is graded again on every case before it counts as a survivor.
@@ -218,6 +221,13 @@ def differential_salts(salt: int, n: int = DIFFERENTIAL_SALTS) -> list[int]:
     return [(salt * 6364136223846793005 + 1442695040888963407 * (i + 1)) % (1 << 63) for i in range(n)]
 
 
+NO_EXTRA_SALTS = CaseSelection(only=frozenset())
+"""``differential_scope``'s answer for a listed mutant whose extra salts would repeat the run's salt."""
+
+CHECK_RULES = "salt-blind prefix; skip by exclusion"
+"""What the differential check is, as far as the confirmed cache is concerned: a change here makes
+every cached confirmation stale (part of ``ConfirmedEquivalents.key``)."""
+
 CONFIRMED_FILE = "mutate-confirmed-equivalents.json"
 """The file of ``ConfirmedEquivalents`` in the data folder (``INFERPREP_DATA_DIR``)."""
 
@@ -251,7 +261,7 @@ class ConfirmedEquivalents:
     @staticmethod
     def key(mutant_code: str, grader_text: str, salt: int, device: str) -> str:
         h = hashlib.sha256()
-        for part in (mutant_code, grader_text, str(salt), device):
+        for part in (mutant_code, grader_text, str(salt), device, CHECK_RULES):
             h.update(part.encode("utf-8"))
             h.update(b"\0")
         return h.hexdigest()
@@ -357,8 +367,9 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
     grader_path = paths.graders_dir() / f"{ex.module}.py"
     grader_text = grader_path.read_text(encoding="utf-8") if grader_path.is_file() else ""
 
-    def first_verdict(m: Mutant) -> tuple[Result, str]:
-        """Graded on its own cases first (``selection``), then whole if it passed them."""
+    def first_verdict(m: Mutant, whole: CaseSelection) -> tuple[Result, str]:
+        """Graded on its own cases first (``selection``), then whole (recording into ``whole``)
+        if it passed them."""
         cases = planner.cases_for(m) if planner is not None else None
         if cases is not None:
             with lock:
@@ -368,22 +379,17 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
                 return result, detail
             with lock:
                 run.regraded += 1
-        return classify(grade(m.code, limited, salt, phase="mutants" if cases is None else "regrade"))
+        return classify(grade(m.code, limited, salt, phase="mutants" if cases is None else "regrade", cases=whole))
 
-    def differential_scope(m: Mutant) -> frozenset[str] | None:
-        """The cases a listed mutant is graded on under the extra salts: those that can notice it
-        (its selection, or every case) and that depend on the salt (``CaseSelection.salted``; the
-        others would only repeat the grading under the run's salt). None: every case (no trusted
-        smaller selection); empty: no case, the extra salts are skipped."""
+    def differential_scope(m: Mutant, whole: CaseSelection) -> CaseSelection | None:
+        """How a listed mutant is graded under the extra salts: on the cases that can notice it (a
+        selection that leaves the others out by exclusion; None: every case), or not at all
+        (``NO_EXTRA_SALTS``) when each of them ended before the first read of the salt in the
+        reference's grading and in the mutant's own whole grading (``whole``)."""
         own = planner.cases_for(m) if planner is not None else None
-        scope = (all_cases if own is None else own) & salted
-        if not scope:
-            return frozenset()
-        if scope == all_cases:
-            return None
-        if planner is not None and planner.trusted(scope):
-            return scope
-        return own
+        if not ((all_cases if own is None else own) & (salted | whole.salted)):
+            return NO_EXTRA_SALTS
+        return None if own is None else CaseSelection(skip=all_cases - own)
 
     def one(m: Mutant) -> Outcome:
         t = time.perf_counter()
@@ -392,23 +398,27 @@ def mutate_exercise(ex: Exercise, *, operators: list[str] | None = None, salt: i
         except (SyntaxError, ValueError) as e:
             out = Outcome(m, Result.INVALID, 0.0, str(e))
         else:
-            result, detail = first_verdict(m)
+            whole = CaseSelection()
+            result, detail = first_verdict(m, whole)
             if m.key in listed:
                 key = ConfirmedEquivalents.key(m.code, grader_text, salt, device)
                 if confirmed is not None and result is Result.SURVIVED and confirmed.covers(key, n_salts):
                     confirmed.hits += 1
                     result, detail = Result.EQUIVALENT, listed[m.key].reason
                 else:
-                    scope = differential_scope(m)
-                    if scope == frozenset():
-                        with lock:
-                            run.salt_blind_equivalents += 1
+                    scope = differential_scope(m, whole) if result is Result.SURVIVED else None
+                    blind = scope is NO_EXTRA_SALTS
                     result, detail = _confirm(m, result, detail, listed[m.key],
                                               lambda s: grade(m.code, limited, s, False, phase="differential",
-                                                              cases=None if scope is None else CaseSelection(scope)),
-                                              salts if scope != frozenset() else [])
-                    if confirmed is not None and result is Result.EQUIVALENT:
-                        confirmed.add(key, n_salts)
+                                                              cases=None if scope is None else CaseSelection(
+                                                                  skip=scope.skip)),
+                                              [] if blind else salts)
+                    if result is Result.EQUIVALENT:
+                        if blind:
+                            with lock:
+                                run.salt_blind_equivalents += 1
+                        if confirmed is not None:
+                            confirmed.add(key, n_salts)
             out = Outcome(m, result, time.perf_counter() - t, detail)
         if on_outcome:
             on_outcome(out)
