@@ -68,8 +68,11 @@ MIN_MUTANT_TIME_S = 1.0
 """The least CPU-time limit of a mutant, seconds (the harness's limit has 1 s steps)."""
 DIFFERENTIAL_SALTS = 16
 """The most extra salts a listed equivalent mutant must pass under."""
-MIN_DIFFERENTIAL_SALTS = 4
-"""The fewest: an exercise whose reference grades slowly gets fewer (``differential_count``)."""
+MIN_DIFFERENTIAL_SALTS = 2
+"""The fewest: an exercise whose reference grades slowly gets fewer (``differential_count``). Only
+a reference that grades in over 4 s gets fewer than 3 (speculative-verifier's, about 9 s a grading,
+whose every grading already asks ``is_lossless`` about 25 random verifiers); with 4, its 40-odd
+listed equivalents of the statistical test alone cost about 20 minutes of a full run."""
 DIFFERENTIAL_BUDGET_S = 8.0
 """About how many seconds of the reference's grading time the extra salts of one listed mutant
 may cost (each extra grading costs about the reference's time)."""
