@@ -101,6 +101,16 @@ _CE_KINDS = {"quantize-": "quantize", "forward-": "forward", "forward-hadamard-"
 _INPUT_KINDS = ("gauss", "offset", "highvar", "spikes", "sink", "sink-zero-mean")
 
 
+def _check_fix_gains(g: Grading, ref, q, k, v, h) -> None:
+    """fix_gains returns a dict with exactly GAIN_KEYS, each within rtol 1e-6 of the reference."""
+    out = g.call("fix_gains", q, k, v, h)
+    want = ref.fix_gains(q, k, v, h)
+    if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
+        fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
+    for key in GAIN_KEYS:
+        expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+
+
 def counterexample(g: Grading, trial: Trial) -> None:
     """A tiny input of the kind a failed case tests, with the failed case's mode or input type
     where its name gives one: fp8_quantize on a few rows (zero groups, e4m3 ties under a
@@ -145,12 +155,7 @@ def counterexample(g: Grading, trial: Trial) -> None:
     if kind == "fix-gains":
         q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
         g.show_input(inputs=in_kind, q=q, k=k, v=v, hadamard=h)
-        out = g.call("fix_gains", q, k, v, h)
-        want = ref.fix_gains(q, k, v, h)
-        if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
-            fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
-        for key in GAIN_KEYS:
-            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+        _check_fix_gains(g, ref, q, k, v, h)
         return
     if kind == "logit-errors":
         kw = rng.choice([{}, dict(qk_mode="channel"), dict(qk_mode="block", block=rng.randint(1, n + 1)),
@@ -309,12 +314,7 @@ def grade(g: Grading) -> None:
             q, k, v = inputs(kind, seed(9000 + i), n=n, d=64, n_k=n_k)
             h = hadamard(64, seed(9100 + i))
             q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
-            out = g.call("fix_gains", q, k, v, h)
-            want = ref.fix_gains(q, k, v, h)
-            if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
-                fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
-            for key in GAIN_KEYS:
-                expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+            _check_fix_gains(g, ref, q, k, v, h)
 
     # Operands exact in e4m3 under a scale of 1 (small integers and one 448): the baseline logit
     # error is 0, and so is the error with block scales (64 rows: one block), so that gain is 1.0.
@@ -325,12 +325,7 @@ def grade(g: Grading) -> None:
         v = torch.randn(64, 16, generator=gen, dtype=torch.float64)
         h = hadamard(16, seed(9300))
         q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
-        out = g.call("fix_gains", q, k, v, h)
-        want = ref.fix_gains(q, k, v, h)
-        if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
-            fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
-        for key in GAIN_KEYS:
-            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+        _check_fix_gains(g, ref, q, k, v, h)
 
     # Per-channel scales make these logits exact while the baseline's error is ~1e-4 (below 1): the
     # channel gain is inf.
@@ -340,12 +335,7 @@ def grade(g: Grading) -> None:
         v = torch.randn(64, 16, generator=gen, dtype=torch.float64)
         h = hadamard(16, seed(9500))
         q, k, v, h = q.to(dev), k.to(dev), v.to(dev), h.to(dev)
-        out = g.call("fix_gains", q, k, v, h)
-        want = ref.fix_gains(q, k, v, h)
-        if not isinstance(out, dict) or set(out) != set(GAIN_KEYS):
-            fail(f"expected a dict with exactly the keys {list(GAIN_KEYS)}")
-        for key in GAIN_KEYS:
-            expect_close(out[key], want[key], name=f"[{key!r}]", rtol=1e-6)
+        _check_fix_gains(g, ref, q, k, v, h)
 
     # 6. input checks ---------------------------------------------------------------------------
     q, k, v = (t.to(dev) for t in inputs("gauss", 1, n=8, d=16))
