@@ -568,16 +568,10 @@ def test_a_grading_notes_which_cases_ended_after_its_first_salt_read(monkeypatch
     assert len(seen.salted) == 7   # the fixture's grader reads its salt before the first case
 
 
-MEMO_REFERENCE = '''_MEMO: dict[int, int] = {}
-
-
-def running_total(xs: list[int], n: int) -> int:
-    if n < 0:
-        raise ValueError("n must be >= 0")
-    total = 0
-    for i in range(n):
-        total += xs[i]
-    return total
+PLAIN_CEIL_STEPS = """def ceil_steps(total: int, step: int) -> int:
+    done, steps = 0, 0
+"""
+MEMO_CEIL_STEPS = """_MEMO: dict[int, int] = {}
 
 
 def ceil_steps(total: int, step: int) -> int:
@@ -585,12 +579,15 @@ def ceil_steps(total: int, step: int) -> int:
     if key in _MEMO:
         return _MEMO[key]
     done, steps = 0, 0
-    while done < total:
-        done += step
-        steps += 1
-    _MEMO[key] = steps
-    return steps
-'''
+"""
+
+
+def memo_reference() -> str:
+    """The fixture's reference with ceil_steps memoised in a module-level table."""
+    text = (MUTATE_CONTENT / "reference" / "running_total.py").read_text()
+    assert PLAIN_CEIL_STEPS in text and text.rstrip().endswith("    return steps")
+    text = text.replace(PLAIN_CEIL_STEPS, MEMO_CEIL_STEPS)
+    return text.rstrip()[:-len("    return steps")] + "    _MEMO[key] = steps\n    return steps\n"
 
 LATE_SALT_GRADER = '''import random
 
@@ -623,14 +620,15 @@ def test_a_salt_blind_case_that_leaves_state_for_a_salted_one_is_graded_under_th
     import shutil
     root = tmp_path / "content"
     shutil.copytree(MUTATE_CONTENT, root)
-    (root / "reference" / "running_total.py").write_text(MEMO_REFERENCE)
+    memo = memo_reference()
+    (root / "reference" / "running_total.py").write_text(memo)
     (root / "graders" / "running_total.py").write_text(LATE_SALT_GRADER)
     (root / "tests/wrong/running_total/equivalent.toml").write_text(
         '[[mutant]]\noperator = "drop-term"\nline = "key = total * 100 + step"\noccurrence = 1\n'
         'reason = "wrong on purpose: the memo key needs the step too"\n')
     monkeypatch.setenv("INFERPREP_CONTENT_ROOT", str(root))
     ex = catalog.get("running-total")
-    wrong = [m for m in generate(MEMO_REFERENCE, None, ex.meta.entrypoints)
+    wrong = [m for m in generate(memo, None, ex.meta.entrypoints)
              if m.operator == "drop-term" and "key = total * 100\n" in m.code]
     assert len(wrong) == 1
     run = mutate_exercise(ex, jobs=1, n_differential=4, only={wrong[0].id})
