@@ -42,6 +42,10 @@ def test_containers_and_special_floats():
     assert out["a"] == [1, 2.5, None, True] and out[3] == ("x", math.inf) and out["b"] == b"\x00\x01"
     assert math.isnan(out[(1, 2)]["nan"])
     assert isinstance(roundtrip((1,)), tuple) and isinstance(roundtrip([1]), list)
+    # the encoder's fast path (exact types inside a list or dict) leaves the rest to the full chain
+    got = roundtrip([math.nan, -math.inf, 0.5, {math.inf: [-math.inf]}, np.float32(2.0), torch.tensor(1.5)])
+    assert math.isnan(got[0]) and got[1] == -math.inf and got[2] == 0.5 and got[3] == {math.inf: [-math.inf]}
+    assert got[4] == 2.0 and type(got[4]) is float and torch.equal(got[5], torch.tensor(1.5))
     assert roundtrip(torch.bfloat16) is torch.bfloat16
     arr = np.arange(6, dtype=np.int16).reshape(2, 3)
     assert np.array_equal(roundtrip(arr), arr) and roundtrip(arr).dtype == np.int16

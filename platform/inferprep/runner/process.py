@@ -45,6 +45,14 @@ def cpu_limit_message(used_s: float | None, limit_s: float, extra: str = "") -> 
     return f"CPU time limit exceeded: {used}the limit is {limit_s:g} s{extra}"
 
 
+def served_limit_message(served_s: float, limit_s: float) -> str:
+    """Why a grading stopped when the grader's hosted objects had spent more than the CPU limit
+    ``limit_s`` answering the submission's calls (``SubmissionProcess.served``)."""
+    return (f"time limit exceeded: the grader's objects spent {served_s:.1f} s answering your calls to them, "
+            f"more than the {limit_s:g} s limit (work your code asks of them counts as your time); "
+            "it may call them in an endless loop, or far more often than it needs")
+
+
 def wall_backstop_message(used_s: float | None, waited_s: float, wall_s: float, limit_s: float) -> str:
     """Why the wall-clock backstop (``wall_s``) fired after ``waited_s`` wall seconds, from the CPU
     seconds the submission used meanwhile: on a busy machine (it was running, but got too little
@@ -209,6 +217,12 @@ class SubmissionProcess:
         self.launcher = launcher
         self.started = time.monotonic()
         self.waited = 0.0
+        self.served = 0.0
+        """Seconds the grader's hosted objects spent answering the submission's calls (summed over
+        calls; ``served_limit``). Work the submission asks of the grader is the submission's: it
+        counts against the wall backstop (a synchronous call's time is added to ``waited``) and
+        against ``time_s`` on its own, though it runs in this process and no RLIMIT_CPU sees it."""
+        self._served_lock = threading.Lock()
         self.ready = False
         self.wall_deadline: float | None = None
         """A time.monotonic() instant after which no wait on the child goes on (the counterexample
@@ -271,7 +285,8 @@ class SubmissionProcess:
     # -- lifecycle ----------------------------------------------------------------------------
     def remaining(self) -> float:
         """Wall seconds left for waiting on the child. Only time spent waiting for the child
-        counts (start-up included): the grader's own computation is not the submission's."""
+        (start-up included) or answering its calls to hosted objects counts: the grader's own
+        computation is not the submission's."""
         return max(0.1, self.wall_s - self.waited)
 
     def _hello(self) -> None:
@@ -411,13 +426,19 @@ class SubmissionProcess:
             if problem:
                 raise self._fail(Status.RUNTIME_ERROR, f"malformed message from the submission: {problem}")
             if msg["op"] == "pcall":
-                self._serve_pcall(msg)
+                t1 = time.monotonic()
+                try:
+                    self._serve_pcall(msg)
+                finally:
+                    self.waited += time.monotonic() - t1
                 continue
             return msg
 
     def _serve_pcall(self, msg: dict) -> None:
         if len(self.records) >= self.budget.max_calls:
             raise self._fail(Status.TIME_LIMIT, f"more than {self.budget.max_calls} calls to the grader's objects")
+        if self.served > self.time_s:
+            raise self._fail(Status.TIME_LIMIT, served_limit_message(self.served, self.time_s))
         h = self.hosted.get(msg.get("proxy")) if type(msg.get("proxy")) is int else None
         method = msg.get("method")
         call_id = msg["id"]
@@ -449,7 +470,10 @@ class SubmissionProcess:
             err = f"{type(e).__name__}: {e}"
             self.internal_error = e
             reply = {"op": "preturn", "id": call_id, "error": "internal error in the grader", "type": "RuntimeError"}
-        self.records.append(CallRecord(h.id, method, time.perf_counter() - t0, err))
+        spent = time.perf_counter() - t0
+        self.records.append(CallRecord(h.id, method, spent, err))
+        with self._served_lock:
+            self.served += spent
         try:
             self._send(reply)
         except WireError as e:  # the hosted object returned something unencodable: the grader's bug

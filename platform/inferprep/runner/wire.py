@@ -126,6 +126,13 @@ def _class_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _plain(v: Any) -> bool:
+    """Is ``v`` a value the encoder sends as it is (a str, int, bool, None or finite float of the
+    exact type)? Checked inline for a list's or dict's items, which saves a call per item."""
+    cls = type(v)
+    return cls is str or cls is int or cls is bool or v is None or (cls is float and v - v == 0.0)
+
+
 class _Encoder:
     def __init__(self, proxy_hook=None):
         self.buffers: list[bytes | memoryview] = []
@@ -138,7 +145,20 @@ class _Encoder:
     def enc(self, v: Any, depth: int = 0) -> Any:
         if depth > 64:
             raise WireError("value nested too deeply")
-        if v is None or isinstance(v, (bool, str)):
+        # Fast path by exact type for the values a big nested argument is made of (a trace's
+        # events): the isinstance chain below costs a metaclass check per value (torch.Tensor's).
+        # Each branch returns what the chain returns for that exact type.
+        cls = type(v)
+        if cls is str or cls is int or cls is bool or v is None:
+            return v
+        if cls is float and v - v == 0.0:                                # finite
+            return v
+        if cls is list:
+            return [x if _plain(x) else self.enc(x, depth + 1) for x in v]
+        if cls is dict:
+            return {"$dict": [[k if _plain(k) else self.enc(k, depth + 1), x if _plain(x) else self.enc(x, depth + 1)]
+                              for k, x in v.items()]}
+        if isinstance(v, (bool, str)):
             return v
         if isinstance(v, enum.Enum):
             cls = type(v)
@@ -281,7 +301,9 @@ class _Decoder:
         if len(data) == 0:
             t = torch.empty(shape, dtype=dtype)
         else:
-            t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
+            # a bytearray read off the socket is this value's alone (``take``): used in place
+            t = torch.frombuffer(data if type(data) is bytearray else bytearray(data),
+                                 dtype=torch.uint8).view(dtype).reshape(shape)
         device = self.device(v)
         if device != "cpu":
             t = t.to(device)
@@ -537,7 +559,7 @@ class Channel:
             total += n
             if total > self.max_frame:
                 raise FrameTooLarge(f"message exceeds the {self.max_frame}-byte limit")
-            bufs.append(bytes(self._exact(n, deadline)))
+            bufs.append(self._exact(n, deadline))   # a bytearray: a tensor's decodes in place
         self.bytes_in += total
         return _decode(head, bufs, self.proxy_factory, self.device_map, None, deadline, self.max_header)
 

@@ -1,0 +1,83 @@
+"""Work a submission asks of the grader's hosted objects is the submission's time.
+
+A hosted object's method runs in the grader's process, where no RLIMIT_CPU of the child sees it,
+and the child waits cheaply for each answer. Before ``SubmissionProcess.served`` a submission that
+called an expensive method in an endless loop made the grader work until the 200,000-call budget
+ran out (bf16-running-sum's mutants that looped on ``model.error`` took 20-25 s each against a
+2 s limit). Now that time counts against the CPU limit on its own and against the wall backstop."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from runner_support import sandbox_modes
+from inferprep.runner.process import RunFailed, SubmissionProcess, served_limit_message
+from inferprep.verdict import Status
+
+CALLS_FOREVER = """\
+def hammer(obj):
+    while True:
+        obj.work()
+
+
+def few(obj, n):
+    return sum(obj.work() for _ in range(n))
+"""
+
+WORK_S = 0.05
+"""What one call of the hosted ``work`` costs the grader (seconds of busy CPU)."""
+
+
+class Expensive:
+    def __init__(self):
+        self.calls = 0
+
+    def work(self) -> int:
+        end = time.perf_counter() + WORK_S
+        while time.perf_counter() < end:
+            pass
+        self.calls += 1
+        return 1
+
+
+def _proc(mode: str, time_s: float) -> SubmissionProcess:
+    proc = SubmissionProcess(CALLS_FOREVER, ["hammer", "few"], time_s=time_s, memory_mib=512, mode=mode)
+    assert proc.start().get("op") == "ready"
+    return proc
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_endless_calls_to_a_hosted_object_hit_the_time_limit(mode):
+    proc = _proc(mode, time_s=1.0)
+    obj = Expensive()
+    try:
+        with pytest.raises(RunFailed) as e:
+            proc.call("hammer", proc.host(obj, ["work"]))
+    finally:
+        proc.close()
+    assert e.value.status is Status.TIME_LIMIT
+    assert "the grader's objects spent" in str(e.value)
+    # stopped at the first call after the served time passed the limit: not after 200,000 calls
+    assert 1.0 < proc.served <= 1.0 + 2 * WORK_S + 0.5, proc.served
+    assert obj.calls <= int((1.0 + 0.5) / WORK_S) + 2, obj.calls
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_a_few_calls_are_counted_and_pass(mode):
+    proc = _proc(mode, time_s=5.0)
+    obj = Expensive()
+    try:
+        assert proc.call("few", proc.host(obj, ["work"]), 4) == 4
+        waited_before = proc.waited
+    finally:
+        proc.close()
+    assert obj.calls == 4
+    assert 4 * WORK_S <= proc.served < 5.0
+    assert waited_before >= 4 * WORK_S        # the wall backstop counts the time spent answering
+
+
+def test_the_message_says_whose_time_it_was():
+    m = served_limit_message(2.04, 2)
+    assert "2.0 s" in m and "the 2 s limit" in m and "your calls" in m
