@@ -509,6 +509,40 @@ def _float32_draw_rows(g, rows: int, V: int, dtype):
     return ds, us
 
 
+def _f32_residual_rows(g, rows: int, V: int):
+    """Rows (K = n = 1, float32 probabilities) whose draft (token V - 1, p/q <= 0.4 < u) is
+    rejected and where max(0, p - q) taken in float32, then widened, draws another index than in
+    float64. q holds tiny masses (2**-25 .. 2**-40) beside p's O(1) ones, so p - q rounds to p in
+    float32 and the residual's partial sums shift by about q; s lies between the two shares of a
+    partial sum. A fresh student's verifier found this gap (float32 subtraction passed every case)."""
+    ps, qs, us = [], [], []
+    tries = 0
+    while len(us) < rows:
+        tries += 1
+        if tries > 100_000:
+            raise AssertionError("grader bug: no float32-sensitive residual found")
+        p = torch.softmax(torch.randn(V, generator=g, dtype=torch.float64), 0).to(torch.float32)
+        p[V - 1] *= 0.3
+        q = torch.zeros(V, dtype=torch.float32)
+        q[: V - 1] = 2.0 ** -torch.randint(25, 41, (V - 1,), generator=g).to(torch.float32)
+        q[V - 1] = 0.75
+        r64 = (p.double() - q.double()).clamp(min=0)
+        r32 = (p - q).clamp(min=0).double()
+        i = int(torch.randint(0, V - 1, (1,), generator=g))
+        a, b = float(r64[: i + 1].sum() / r64.sum()), float(r32[: i + 1].sum() / r32.sum())
+        u = (a + b) / 2
+        if not 0 <= u < 1 or _rule(r64, u) == _rule(r32, u):
+            continue
+        ps.append(p)
+        qs.append(q)
+        us.append(u)
+    R = len(us)
+    p = torch.stack(ps)
+    return [torch.full((R, 1), V - 1, dtype=torch.int64), torch.stack(qs)[:, None],
+            torch.stack([p, p.flip(-1)], 1), torch.ones(R, dtype=torch.int64),
+            torch.full((R, 1), 0.9999, dtype=torch.float64), torch.tensor(us, dtype=torch.float64)]
+
+
 def _subnormal_rows(g, rows: int, V: int, residual: bool):
     """Masses that are multiples of the smallest subnormal (5e-324), the last entries 0, and u so
     close to 1 that u * total rounds to total: no partial sum exceeds it and the draw falls back
@@ -655,6 +689,14 @@ def _part1_core(g: Grading, ref) -> None:
         args[1], args[2] = args[1].float(), args[2].float()
         _check_verify(g, ref, args)
         _check_verify(g, ref, _f32_near_boundary(g.rng(207), 64, 3, 6))
+    with g.case("verify: float32 inputs, the residual max(0, p - q) taken in float64"):
+        # draft 2 rejected (p/q = .1/.75 <= u = .9); residual [1 - 2**-30, .5, 0] in float64, but
+        # [1, .5, 0] if p - q is taken in float32: with s = 2/3 - 1e-11 float64 draws index 1 (the
+        # first partial sum's share is 2/3 - 2.1e-10 <= s), float32 index 0 (its share is 2/3)
+        args = _one([[2.0 ** -30, 0.0, 0.75]], [[1.0, 0.5, 0.1], [0.25, 0.25, 0.5]], [2], 1, [0.9], 2 / 3 - 1e-11)
+        args[1], args[2] = args[1].float(), args[2].float()
+        _check_verify(g, ref, args)
+        _check_verify(g, ref, _f32_residual_rows(g.rng(216), 24, 6))
     with g.case("verify: float64 inputs kept in float64 (p/q not rounded through float32)"):
         # p = q at the draft: p/q is exactly 1 > u = 0.99999999 (accept, bonus 1). Rounded to float32
         # first, q = 0.1 becomes 0.10000000149 and p = 0.9 becomes 0.89999998: either quotient drops
