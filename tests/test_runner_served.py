@@ -24,6 +24,10 @@ def hammer(obj):
 
 def few(obj, n):
     return sum(obj.work() for _ in range(n))
+
+
+def waits(obj, n):
+    return sum(obj.wait() for _ in range(n))
 """
 
 WORK_S = 0.05
@@ -35,15 +39,21 @@ class Expensive:
         self.calls = 0
 
     def work(self) -> int:
-        end = time.perf_counter() + WORK_S
-        while time.perf_counter() < end:
+        end = time.thread_time() + WORK_S
+        while time.thread_time() < end:
             pass
+        self.calls += 1
+        return 1
+
+    def wait(self) -> int:
+        """Blocks without working, like a ring's barrier waiting for the other ranks."""
+        time.sleep(WORK_S)
         self.calls += 1
         return 1
 
 
 def _proc(mode: str, time_s: float) -> SubmissionProcess:
-    proc = SubmissionProcess(CALLS_FOREVER, ["hammer", "few"], time_s=time_s, memory_mib=512, mode=mode)
+    proc = SubmissionProcess(CALLS_FOREVER, ["hammer", "few", "waits"], time_s=time_s, memory_mib=512, mode=mode)
     assert proc.start().get("op") == "ready"
     return proc
 
@@ -81,3 +91,14 @@ def test_a_few_calls_are_counted_and_pass(mode):
 def test_the_message_says_whose_time_it_was():
     m = served_limit_message(2.04, 2)
     assert "2.0 s" in m and "the 2 s limit" in m and "your calls" in m
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_a_call_that_blocks_is_waiting_not_work(mode):
+    proc = _proc(mode, time_s=5.0)
+    obj = Expensive()
+    try:
+        assert proc.call("waits", proc.host(obj, ["wait"], concurrent=True), 4) == 4
+    finally:
+        proc.close()
+    assert proc.served < WORK_S, proc.served      # CPU time: four sleeps of 0.05 s cost almost none

@@ -218,10 +218,12 @@ class SubmissionProcess:
         self.started = time.monotonic()
         self.waited = 0.0
         self.served = 0.0
-        """Seconds the grader's hosted objects spent answering the submission's calls (summed over
-        calls; ``served_limit``). Work the submission asks of the grader is the submission's: it
-        counts against the wall backstop (a synchronous call's time is added to ``waited``) and
-        against ``time_s`` on its own, though it runs in this process and no RLIMIT_CPU sees it."""
+        """CPU seconds the grader's threads spent answering the submission's calls to hosted objects
+        (summed over calls; ``served_limit_message``). Work the submission asks of the grader is the
+        submission's, though it runs in this process where no RLIMIT_CPU sees it: it may not exceed
+        ``time_s`` on its own, and a synchronous call's wall time counts toward the wall backstop
+        (it is added to ``waited``). CPU, not wall time: a concurrent object's call that blocks on
+        a barrier until the other ranks arrive is waiting on the submission, not working for it."""
         self._served_lock = threading.Lock()
         self.ready = False
         self.wall_deadline: float | None = None
@@ -458,7 +460,7 @@ class SubmissionProcess:
             self._run_pcall(h, method, call_id, args, kwargs)
 
     def _run_pcall(self, h: Hosted, method: str, call_id, args, kwargs) -> None:
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         err = None
         try:
             value = getattr(h.obj, method)(*args, **kwargs)
@@ -470,8 +472,8 @@ class SubmissionProcess:
             err = f"{type(e).__name__}: {e}"
             self.internal_error = e
             reply = {"op": "preturn", "id": call_id, "error": "internal error in the grader", "type": "RuntimeError"}
-        spent = time.perf_counter() - t0
-        self.records.append(CallRecord(h.id, method, spent, err))
+        self.records.append(CallRecord(h.id, method, time.perf_counter() - t0, err))
+        spent = time.thread_time() - cpu0      # CPU: a ring's barrier waiting on other ranks is not work
         with self._served_lock:
             self.served += spent
         try:
