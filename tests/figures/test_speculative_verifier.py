@@ -141,7 +141,8 @@ def _combinations():
     for bias, (accepts, forced) in grader.BIASES.items():
         for accept in accepts:
             for bonus in ((True,) if forced.get("bonus") else (True, False)):
-                out.append((bias, accept, bonus, grader.VOCABS[len(out) % len(grader.VOCABS)]))
+                vocabs = grader.SPECIMEN_VOCABS.get(bias, grader.VOCABS)     # the V the grader may ask about
+                out.append((bias, accept, bonus, vocabs[len(out) % len(vocabs)]))
     return out
 
 
