@@ -91,3 +91,9 @@ def test_cli_list_json(fixture_content):
     assert {"add-vectors", "ring-sum"} <= slugs
     r = runner.invoke(app, ["list", "--track", "nonsense"])
     assert r.exit_code == 2 and "unknown track" in r.output
+
+
+def test_python_dash_m_inferprep_is_the_cli():
+    out = subprocess.run([sys.executable, "-m", "inferprep", "show", "no-such-exercise"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no exercise 'no-such-exercise'" in out.stdout + out.stderr
