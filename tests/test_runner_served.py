@@ -102,3 +102,31 @@ def test_a_call_that_blocks_is_waiting_not_work(mode):
     finally:
         proc.close()
     assert proc.served < WORK_S, proc.served      # CPU time: four sleeps of 0.05 s cost almost none
+
+
+LAST_CALL = """\
+def once(obj):
+    return obj.long()
+"""
+
+
+class OneLongCall:
+    def long(self) -> int:
+        end = time.thread_time() + 1.3
+        while time.thread_time() < end:
+            pass
+        return 1
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_a_last_call_over_the_limit_is_a_time_limit(mode):
+    """Red team: the limit was checked only when the next proxy call came, so one expensive last
+    call (or a burst of concurrent ones) ended the submission's call over the limit with a pass."""
+    proc = SubmissionProcess(LAST_CALL, ["once"], time_s=1.0, memory_mib=512, mode=mode)
+    try:
+        assert proc.start().get("op") == "ready"
+        with pytest.raises(RunFailed) as e:
+            proc.call("once", proc.host(OneLongCall(), ["long"]))
+    finally:
+        proc.close()
+    assert e.value.status is Status.TIME_LIMIT and "the grader's objects spent 1.3 s" in str(e.value)

@@ -127,3 +127,22 @@ def test_generator_crosses_with_its_state():
     assert torch.equal(torch.rand(5, generator=g), torch.rand(5, generator=g2))
     with pytest.raises(WireError):
         decode(json.dumps({"$gen": 0, "device": "cpu"}).encode(), [b"\x00" * 3])
+
+
+def test_nesting_depth_counts_scalars_inside_containers():
+    """Red team: the encoder's inline path for a list's or dict's plain items skipped the depth
+    check, so 65 nested lists around a scalar encoded, and only the other side refused them."""
+    v: object = 1
+    for _ in range(65):
+        v = [v]
+    with pytest.raises(WireError, match="nested too deeply"):
+        encode(v)
+    d: object = 1
+    for _ in range(65):
+        d = {"k": d}
+    with pytest.raises(WireError, match="nested too deeply"):
+        encode(d)
+    w: object = 1
+    for _ in range(64):
+        w = [w]
+    assert roundtrip(w) == w

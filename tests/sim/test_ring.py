@@ -167,3 +167,56 @@ def test_solo_rank_refuses_an_extra_step_and_names_wrong_messages():
         solo.send_recv([1, 2])
     with pytest.raises(ValueError):
         SoloRank(1, 0, [])
+
+
+def test_a_dead_ring_keeps_nothing_more():
+    """Red team: after a deadlock every send_recv used to clone its message before the broken
+    barrier raised, so a submission that swallowed the TimeoutError and called again made the
+    grader hold 16 MB per call (640 MiB after 40 calls)."""
+    def hoarder(x, comm):
+        if comm.rank == 0:
+            return x                              # never steps: the others deadlock
+        for _ in range(20):
+            try:
+                comm.send_recv(x)
+            except TimeoutError:
+                pass
+        return x
+
+    net, out, errors = spmd(hoarder, 2, [(torch.zeros(1000),)] * 2, timeout_s=0.2)
+    assert net.deadlock is not None and net.deadlock.stuck == [1]
+    assert net.steps(1) == 1                      # the step it deadlocked in; the 19 after it kept nothing
+
+
+def test_a_rank_may_not_step_without_end():
+    """Ranks that step in lock-step forever would make the grader keep every message."""
+    net = RingNetwork(2, max_steps=3)
+    errors = [None, None]
+
+    def run(r):
+        try:
+            x = torch.zeros(4)
+            for _ in range(10):
+                x = net.comm(r).send_recv(x)
+        except Exception as e:  # noqa: BLE001
+            errors[r] = e
+
+    ts = [threading.Thread(target=run, args=(r,)) for r in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert all(isinstance(e, ValueError) and "far fewer than 3 steps" in str(e) for e in errors), errors
+    assert net.steps(0) == net.steps(1) == 3
+    assert sorted(net.type_errors) == [f"rank {r} called send_recv more than 3 times" for r in range(2)]
+    assert RingNetwork(5).max_steps == 20 >= 2 * (5 - 1)       # an all-reduce's 2(p - 1) steps fit
+
+
+def test_a_solo_rank_keeps_no_copy_past_its_partners():
+    solo = SoloRank(2, 0, [torch.tensor([1.0])])
+    solo.send_recv(torch.zeros(1))
+    for _ in range(5):
+        with pytest.raises(TimeoutError):
+            solo.send_recv(torch.zeros(1 << 16))
+    assert solo.extra_steps == 5 and len(solo.messages) == 6
+    assert all(m.numel == 0 for m in solo.messages[1:])

@@ -225,6 +225,8 @@ class SubmissionProcess:
         (it is added to ``waited``). CPU, not wall time: a concurrent object's call that blocks on
         a barrier until the other ranks arrive is waiting on the submission, not working for it."""
         self._served_lock = threading.Lock()
+        self.dispatched = 0
+        """Proxy calls taken from the child so far (``Budget.max_calls``)."""
         self.ready = False
         self.wall_deadline: float | None = None
         """A time.monotonic() instant after which no wait on the child goes on (the counterexample
@@ -437,10 +439,10 @@ class SubmissionProcess:
             return msg
 
     def _serve_pcall(self, msg: dict) -> None:
-        if len(self.records) >= self.budget.max_calls:
+        if self.dispatched >= self.budget.max_calls:      # counted when sent: concurrent calls finish later
             raise self._fail(Status.TIME_LIMIT, f"more than {self.budget.max_calls} calls to the grader's objects")
-        if self.served > self.time_s:
-            raise self._fail(Status.TIME_LIMIT, served_limit_message(self.served, self.time_s))
+        self._check_served()
+        self.dispatched += 1
         h = self.hosted.get(msg.get("proxy")) if type(msg.get("proxy")) is int else None
         method = msg.get("method")
         call_id = msg["id"]
@@ -521,7 +523,16 @@ class SubmissionProcess:
         if self.internal_error is not None:
             e, self.internal_error = self.internal_error, None
             raise e
+        self._check_served()          # the call's last proxy calls (or a burst of concurrent ones)
         return reply
+
+    def _check_served(self) -> None:
+        """A time-limit verdict once the hosted objects' work on the submission's calls
+        (``served``) is over ``time_s``: checked before each proxy call is taken and after each
+        call to the submission returns, so neither a last expensive call nor a burst of concurrent
+        ones ends a grading over the limit with a pass."""
+        if self.served > self.time_s:
+            raise self._fail(Status.TIME_LIMIT, served_limit_message(self.served, self.time_s))
 
     def call(self, fn: str, *args, **kwargs) -> Any:
         return self._value(self._request({"op": "call", "fn": fn, "args": args, "kwargs": kwargs}))

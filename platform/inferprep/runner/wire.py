@@ -138,6 +138,8 @@ class _Encoder:
     # A list's or dict's items of exact type str, int, bool, None or finite float are sent as they
     # are, checked inline (a call per item was most of the cost of a trace of 100,000 values).
     def _list(self, v: list, depth: int) -> list:
+        if depth > 64 and v:                       # as enc would say of its first item
+            raise WireError("value nested too deeply")
         out = []
         for x in v:
             c = type(x)
@@ -146,6 +148,8 @@ class _Encoder:
         return out
 
     def _pairs(self, v: dict, depth: int) -> list:
+        if depth > 64 and v:
+            raise WireError("value nested too deeply")
         out = []
         for k, x in v.items():
             c = type(k)
