@@ -8,12 +8,13 @@ ran out (bf16-running-sum's mutants that looped on ``model.error`` took 20-25 s 
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 
 from runner_support import sandbox_modes
-from inferprep.runner.process import RunFailed, SubmissionProcess, served_limit_message
+from inferprep.runner.process import PROXY_THREADS, RunFailed, SubmissionProcess, served_limit_message
 from inferprep.verdict import Status
 
 CALLS_FOREVER = """\
@@ -130,3 +131,62 @@ def test_a_last_call_over_the_limit_is_a_time_limit(mode):
     finally:
         proc.close()
     assert e.value.status is Status.TIME_LIMIT and "the grader's objects spent 1.3 s" in str(e.value)
+
+
+PIPELINED = """\
+import threading
+
+
+def crowd(obj, n):
+    # n calls sent back to back through the proxy's own client, without waiting for the answers
+    client = object.__getattribute__(obj, "_client")
+    ref = object.__getattribute__(obj, "_ref")
+    client._ensure_reader()
+    slots = []
+    for _ in range(n):
+        cid = next(client.ids)
+        slot = [threading.Event(), None]
+        with client.lock:
+            client.waiters[cid] = slot
+        client.send({"op": "pcall", "id": cid, "proxy": ref.id, "method": "hold", "args": (), "kwargs": {}})
+        slots.append(slot)
+    for slot in slots:
+        slot[0].wait()
+    return sum(1 for slot in slots if slot[1] is not None and "value" in slot[1])
+"""
+
+
+class Gate:
+    """Every call waits at a gate (like ranks at a ring's barrier) until the test opens it."""
+
+    def __init__(self):
+        self.open = threading.Event()
+
+    def hold(self) -> int:
+        self.open.wait(timeout=5.0)
+        return 1
+
+
+@pytest.mark.parametrize("mode", sandbox_modes())
+def test_calls_in_flight_are_bounded(mode):
+    """Red team: a child that sends calls without waiting for the answers made the parent take and
+    queue every one of them (with its decoded arguments). Now it is read from only while fewer
+    than PROXY_THREADS calls are in flight."""
+    n = PROXY_THREADS + 40
+    proc = SubmissionProcess(PIPELINED, ["crowd"], time_s=5.0, memory_mib=512, mode=mode)
+    gate, taken = Gate(), []
+
+    def look_then_open():
+        taken.append(proc.dispatched)       # all 64 threads wait at the gate by now
+        gate.open.set()
+
+    timer = threading.Timer(1.0, look_then_open)
+    try:
+        assert proc.start().get("op") == "ready"
+        timer.start()
+        assert proc.call("crowd", proc.host(gate, ["hold"], concurrent=True), n) == n
+    finally:
+        timer.cancel()
+        proc.close()
+    assert taken and taken[0] <= PROXY_THREADS + 1, taken   # + the one read while waiting for a thread
+    assert proc.dispatched == n

@@ -166,6 +166,11 @@ CANCEL_CHECK_S = 0.25
 """How often, in seconds, a wait for the child checks its CPU time and the grading's cancel event."""
 
 
+PROXY_THREADS = 64
+"""Threads that answer calls to concurrent hosted objects (a ring's ranks), and the most such
+calls in flight at once (keep SPMD worlds well below it)."""
+
+
 @dataclass
 class Budget:
     max_calls: int = 200_000
@@ -226,6 +231,7 @@ class SubmissionProcess:
         a barrier until the other ranks arrive is waiting on the submission, not working for it."""
         self._served_lock = threading.Lock()
         self.dispatched = 0
+        self._in_flight = threading.BoundedSemaphore(PROXY_THREADS)
         """Proxy calls taken from the child so far (``Budget.max_calls``)."""
         self.ready = False
         self.wall_deadline: float | None = None
@@ -456,10 +462,27 @@ class SubmissionProcess:
         kwargs = {k: (v.obj if isinstance(v, Hosted) else v) for k, v in kwargs.items()}
         if h.concurrent:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="inferprep-proxy")
-            self._pool.submit(self._run_pcall, h, method, call_id, args, kwargs)
+                self._pool = ThreadPoolExecutor(max_workers=PROXY_THREADS, thread_name_prefix="inferprep-proxy")
+            # At most PROXY_THREADS calls in flight: a child that sends calls without waiting for
+            # the answers is not read from until one finishes, so the parent never queues (and
+            # holds the decoded arguments of) more calls than it runs.
+            if not self._in_flight.acquire(timeout=self.remaining()):
+                raise self._fail(Status.TIME_LIMIT, f"{PROXY_THREADS} calls to the grader's objects stayed "
+                                 "unanswered until the wall-clock backstop")
+            try:
+                self._pool.submit(self._run_concurrent, h, method, call_id, args, kwargs)
+            except BaseException:
+                self._in_flight.release()
+                raise
         else:
             self._run_pcall(h, method, call_id, args, kwargs)
+
+    def _run_concurrent(self, h: Hosted, method: str, call_id, args, kwargs) -> None:
+        try:
+            if self.dead is None:          # a grading already over runs none of its queued calls
+                self._run_pcall(h, method, call_id, args, kwargs)
+        finally:
+            self._in_flight.release()
 
     def _run_pcall(self, h: Hosted, method: str, call_id, args, kwargs) -> None:
         t0, cpu0 = time.perf_counter(), time.thread_time()
