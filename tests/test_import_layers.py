@@ -53,7 +53,8 @@ LAYERS: dict[str, str] = {
     "inferprep.mutate.": "services",
     "inferprep.web": "web",
     "inferprep.web.": "web",
-    **{f"inferprep.{m}": "cli" for m in ("cli", "cli_common", "cli_cohort", "cli_cohort_interviews", "cli_interview", "cli_followups")},
+    **{f"inferprep.{m}": "cli" for m in ("__main__", "cli", "cli_common", "cli_cohort", "cli_cohort_interviews", "cli_interview",
+                                          "cli_followups")},
 }
 
 
