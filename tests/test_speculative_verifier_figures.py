@@ -70,3 +70,16 @@ def test_statement_counts_the_graders_is_lossless_calls(slug, salt):
     assert len(numbered) == len(set(numbered)) == len(grader.LOSSLESS_FEATURES) + len(grader.BIASES)
     assert len(seed_cases) == 3
     assert len(g.calls) == _statement_figure()
+
+
+def test_the_statement_quotes_the_time_budgets():
+    """The proxy paragraph's limits: the run's CPU seconds, the hosted verifier's own budget of the
+    same size (``SubmissionProcess.served``) and the wall-clock backstop, from the exercise's limit."""
+    from inferprep import catalog
+    from inferprep.runner.process import wall_backstop_s
+
+    t = catalog.get(SLUG).meta.limits.time_s
+    text = " ".join((ROOT / "exercises" / SLUG / "statement.md").read_text().split())
+    assert f"your whole run has {t:g} CPU seconds" in text
+    assert f"a budget of its own, also {t:g} CPU seconds for the whole run" in text
+    assert f"2 × {t:g} + 8 = {wall_backstop_s(t):g} s" in text

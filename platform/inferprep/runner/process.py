@@ -166,6 +166,12 @@ CANCEL_CHECK_S = 0.25
 """How often, in seconds, a wait for the child checks its CPU time and the grading's cancel event."""
 
 
+def wall_backstop_s(time_s: float) -> float:
+    """The wall-clock backstop of a grading whose CPU limit is ``time_s`` seconds: CPU time is the
+    real limit, the wall a backstop (statements quote it: speculative-verifier's 2 x 20 + 8 = 48 s)."""
+    return 2 * time_s + 8
+
+
 PROXY_THREADS = 64
 """Threads that answer calls to concurrent hosted objects (a ring's ranks), and the most such
 calls in flight at once (keep SPMD worlds well below it)."""
@@ -197,7 +203,7 @@ class SubmissionProcess:
                        "nproc": nproc}
         self.device = device
         self.tree_cpu_s = 2 * time_s + 4  # the harness's own start-up (import torch) counts here
-        self.wall_s = 2 * time_s + 8  # CPU time is the real limit; wall is a backstop
+        self.wall_s = wall_backstop_s(time_s)
         self.budget = budget or Budget()
         self.hosted: dict[int, Hosted] = {}
         self.ids = itertools.count(1)
@@ -231,8 +237,8 @@ class SubmissionProcess:
         a barrier until the other ranks arrive is waiting on the submission, not working for it."""
         self._served_lock = threading.Lock()
         self.dispatched = 0
-        self._in_flight = threading.BoundedSemaphore(PROXY_THREADS)
         """Proxy calls taken from the child so far (``Budget.max_calls``)."""
+        self._in_flight = threading.BoundedSemaphore(PROXY_THREADS)
         self.ready = False
         self.wall_deadline: float | None = None
         """A time.monotonic() instant after which no wait on the child goes on (the counterexample

@@ -80,6 +80,7 @@ class RingNetwork:
             raise ValueError("world_size must be >= 1")
         self.p = world_size
         self.max_steps = 4 * world_size if max_steps is None else max_steps
+        self._overstepped: set[int] = set()
         self.timeout_s = timeout_s
         self.max_message_numel = max_message_numel
         self._barrier = threading.Barrier(world_size, timeout=timeout_s)
@@ -135,7 +136,8 @@ class RingNetwork:
         step = self.steps(rank)
         if step >= self.max_steps:
             with self._lock:
-                if not any(e.startswith(f"rank {rank} called send_recv more than") for e in self.type_errors):
+                if rank not in self._overstepped:
+                    self._overstepped.add(rank)
                     self.type_errors.append(f"rank {rank} called send_recv more than {self.max_steps} times")
             raise ValueError(f"a ring of {self.p} ranks needs far fewer than {self.max_steps} steps per rank")
         copy = t.detach().clone()
